@@ -1,0 +1,99 @@
+# Steward's build. `make help` lists the targets.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+LOCALBIN ?= $(CURDIR)/bin
+CONTROLLER_GEN_VERSION ?= v0.23.0
+GOLANGCI_LINT_VERSION ?= v2.15.0
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+# The control-plane binaries: etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl and kwok (see hack/kube-bins.sh).
+KUBE_BINS = $(shell hack/kube-bins.sh)
+KUBECTL ?= kubectl
+GO_TEST_FLAGS ?= -timeout 40m
+
+.PHONY: all
+all: build
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the code's markers.
+	$(CONTROLLER_GEN) rbac:roleName=steward-manager crd paths=./... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: fmt
+fmt: ## Run gofmt.
+	gofmt -s -w $$(git ls-files '*.go')
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: verify
+verify: generate manifests ## Fail when generated files or formatting are out of date.
+	@test -z "$$(gofmt -s -l $$(git ls-files '*.go'))" || { gofmt -s -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	@git diff --exit-code -- api config || { echo "generated files are out of date: run make generate manifests"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config)" || { git status --porcelain -- api config; echo "untracked generated files"; exit 1; }
+
+.PHONY: test
+test: kube-bins ## Run all tests: unit, envtest and end to end on a local cluster.
+	KUBEBUILDER_ASSETS=$(KUBE_BINS) go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: bench
+bench: kube-bins build ## Run the scale benchmark on a local cluster (not part of make test).
+	KUBEBUILDER_ASSETS=$(KUBE_BINS) go run ./test/bench $(BENCH_ARGS)
+
+##@ Running
+
+.PHONY: build
+build: ## Build the steward binary.
+	CGO_ENABLED=0 go build -o $(LOCALBIN)/steward ./cmd/steward
+
+.PHONY: run
+run: ## Run the operator against the current kubeconfig.
+	go run ./cmd/steward --leader-elect=false
+
+.PHONY: install
+install: ## Install the CRDs into the current kubeconfig's cluster.
+	$(KUBECTL) apply --server-side -k config/crd
+
+.PHONY: uninstall
+uninstall: ## Remove the CRDs (and with them every Steward object) from the cluster.
+	$(KUBECTL) delete --ignore-not-found -k config/crd
+
+.PHONY: demo
+demo: kube-bins build ## Start a local cluster, run Steward, apply the samples, wait, print, stop.
+	KUBEBUILDER_ASSETS=$(KUBE_BINS) go run ./hack/demo $(DEMO_ARGS)
+
+.PHONY: dev
+dev: kube-bins build ## Like demo, but keep the cluster and operator running until Ctrl-C.
+	KUBEBUILDER_ASSETS=$(KUBE_BINS) go run ./hack/demo --keep $(DEMO_ARGS)
+
+##@ Tools
+
+.PHONY: kube-bins
+kube-bins: ## Find or build the control-plane binaries (cached in bin/k8s).
+	@hack/kube-bins.sh >/dev/null
+
+$(CONTROLLER_GEN):
+	GOBIN=$(LOCALBIN)/.tmp go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+	mv $(LOCALBIN)/.tmp/controller-gen $@
+
+$(GOLANGCI_LINT):
+	GOBIN=$(LOCALBIN)/.tmp go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(LOCALBIN)/.tmp/golangci-lint $@

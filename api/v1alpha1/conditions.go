@@ -1,0 +1,49 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Condition types shared by Steward's kinds. They follow the kstatus
+// convention: Ready summarizes, Progressing and Degraded explain.
+const (
+	// ConditionReady is True when the object is fully reconciled and serving.
+	// `kubectl wait --for=condition=Ready` waits on it.
+	ConditionReady = "Ready"
+	// ConditionProgressing is True while Steward is moving the object towards
+	// its spec: creating, rolling out, scaling.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when the object failed to reach or keep its
+	// desired state and needs attention.
+	ConditionDegraded = "Degraded"
+)
+
+// Condition reasons. Each is CamelCase and says why a condition has its status.
+const (
+	// ReasonAvailable: every desired pod runs the current spec and is ready.
+	ReasonAvailable = "Available"
+	// ReasonCreating: the first rollout has not finished yet.
+	ReasonCreating = "Creating"
+	// ReasonRollingOut: a change of spec or scale is being rolled out.
+	ReasonRollingOut = "RollingOut"
+	// ReasonRolloutComplete: no rollout is in progress.
+	ReasonRolloutComplete = "RolloutComplete"
+	// ReasonHealthy: nothing is degraded.
+	ReasonHealthy = "Healthy"
+	// ReasonUnavailable: the rollout finished but fewer pods are available than desired.
+	ReasonUnavailable = "Unavailable"
+	// ReasonApplyFailed: the API server refused a child object Steward applied.
+	ReasonApplyFailed = "ApplyFailed"
+)

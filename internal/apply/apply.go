@@ -1,0 +1,261 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package apply writes child objects with server-side apply, and only when
+// they need it: a reconcile that changes nothing sends nothing.
+//
+// Two checks decide whether to send an apply:
+//   - the hash of the desired configuration, stored in an annotation on the
+//     live object, catches every change Steward itself makes, including fields
+//     it stops setting (which server-side apply then removes);
+//   - a subset comparison of the desired configuration against the live
+//     object catches drift: someone else changed a field Steward sets.
+package apply
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// HashAnnotation holds the hash of the configuration Steward last applied.
+const HashAnnotation = "steward.dev/applied-hash"
+
+// FieldOwner is the field manager of every server-side apply Steward makes.
+const FieldOwner = "steward"
+
+// Result says what Apply did.
+type Result int
+
+const (
+	// Unchanged: the live object already matched; nothing was sent.
+	Unchanged Result = iota
+	// Created: the object did not exist and was created.
+	Created
+	// Updated: the object existed and was changed.
+	Updated
+)
+
+// Conflict is returned when an object with the child's name exists but is not
+// controlled by the owner: Steward never takes over objects it did not create.
+type Conflict struct {
+	Kind, Name string
+}
+
+func (e *Conflict) Error() string {
+	return fmt.Sprintf("a %s named %q already exists and is not managed by Steward; rename or delete one of them", e.Kind, e.Name)
+}
+
+// Applier applies child objects of one owner kind.
+type Applier struct {
+	// Client writes, and reads from the cache.
+	Client client.Client
+	// Reader reads from the API server, bypassing the cache. It is used once
+	// per child, before creating it, to find objects the cache cannot see.
+	Reader client.Reader
+}
+
+// Apply makes the live object match desired. current holds the live object as
+// read from the cache, or is zero (no UID) when it does not exist; after a
+// write it holds the API server's answer. desired must carry its apiVersion,
+// kind, name and namespace.
+// ownerUID is the UID of the owner that controls the child.
+func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, current client.Object, ownerUID types.UID) (Result, error) {
+	exists := current.GetUID() != ""
+	want, err := toMap(desired)
+	if err != nil {
+		return Unchanged, err
+	}
+	hash, err := hashOf(want)
+	if err != nil {
+		return Unchanged, err
+	}
+	setAnnotation(want, HashAnnotation, hash)
+
+	if exists && current.GetAnnotations()[HashAnnotation] == hash {
+		live, err := toMap(current)
+		if err != nil {
+			return Unchanged, err
+		}
+		if Contains(live, want) {
+			return Unchanged, nil
+		}
+	}
+
+	u := &unstructured.Unstructured{Object: want}
+	if !exists {
+		if err := a.checkNotTaken(ctx, u, current, ownerUID); err != nil {
+			return Unchanged, err
+		}
+	}
+	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return Unchanged, fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, current); err != nil {
+		return Unchanged, fmt.Errorf("decoding applied %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	if !exists {
+		return Created, nil
+	}
+	return Updated, nil
+}
+
+// checkNotTaken looks past the cache, which holds only objects labelled as
+// Steward's, for an object of the same name that belongs to someone else.
+func (a Applier) checkNotTaken(ctx context.Context, u *unstructured.Unstructured, current client.Object, ownerUID types.UID) error {
+	probe, ok := current.DeepCopyObject().(client.Object)
+	if !ok {
+		return fmt.Errorf("copying %T", current)
+	}
+	err := a.Reader.Get(ctx, client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetName()}, probe)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("looking up %s %s: %w", u.GetKind(), u.GetName(), err)
+	case controlledBy(probe, ownerUID):
+		return nil
+	default:
+		return &Conflict{Kind: u.GetKind(), Name: u.GetName()}
+	}
+}
+
+// Delete removes obj when it exists (has a UID) and is controlled by the
+// object with ownerUID. Objects that Steward does not control are left alone.
+func (a Applier) Delete(ctx context.Context, obj client.Object, ownerUID types.UID) (bool, error) {
+	if obj.GetUID() == "" || !controlledBy(obj, ownerUID) {
+		return false, nil
+	}
+	uid := obj.GetUID()
+	err := a.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy("Background"))
+	if client.IgnoreNotFound(err) != nil {
+		return false, fmt.Errorf("deleting %s: %w", obj.GetName(), err)
+	}
+	return err == nil, nil
+}
+
+func controlledBy(obj client.Object, ownerUID types.UID) bool {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller && ref.UID == ownerUID {
+			return true
+		}
+	}
+	return false
+}
+
+// Contains reports whether every field set in want has the same value in
+// live. Maps may hold extra keys; each element of a list in want must match
+// some element of the live list, so items added by other field managers are
+// tolerated, as server-side apply itself tolerates them.
+func Contains(live, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			lv, ok := l[k]
+			if !ok {
+				if isEmpty(wv) {
+					continue
+				}
+				return false
+			}
+			if !Contains(lv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		l, ok := live.([]any)
+		if !ok {
+			return len(w) == 0 && live == nil
+		}
+		for _, wv := range w {
+			found := false
+			for _, lv := range l {
+				if Contains(lv, wv) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	default:
+		return reflect.DeepEqual(live, want)
+	}
+}
+
+// isEmpty reports values the API server drops when it stores an object.
+func isEmpty(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(t) == 0
+	case []any:
+		return len(t) == 0
+	}
+	return false
+}
+
+func toMap(v any) (map[string]any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding object: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("decoding object: %w", err)
+	}
+	return m, nil
+}
+
+func hashOf(m map[string]any) (string, error) {
+	raw, err := json.Marshal(m) // map keys are sorted: the encoding is stable
+	if err != nil {
+		return "", fmt.Errorf("hashing object: %w", err)
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:16]), nil
+}
+
+func setAnnotation(m map[string]any, key, value string) {
+	meta, _ := m["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		m["metadata"] = meta
+	}
+	ann, _ := meta["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+		meta["annotations"] = ann
+	}
+	ann[key] = value
+}
