@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command steward runs the Steward operator.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"go.uber.org/zap/zapcore"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/steward-dev/steward/internal/manager"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "steward:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	opts := manager.DefaultOptions()
+	fs := flag.CommandLine
+	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", opts.MetricsAddr, `Address of the /metrics endpoint; "0" turns it off.`)
+	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", opts.ProbeAddr, `Address of /healthz and /readyz; "0" turns them off.`)
+	fs.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "Elect a leader so that only one replica reconciles.")
+	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", opts.LeaderElectionID, "Name of the leader election Lease.")
+	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", opts.LeaderElectionNamespace, "Namespace of the Lease; in a pod, the pod's namespace by default.")
+	fs.DurationVar(&opts.LeaseDuration, "leader-election-lease-duration", opts.LeaseDuration, "How long a non-leader waits before it may take over an unrenewed lease.")
+	fs.DurationVar(&opts.RenewDeadline, "leader-election-renew-deadline", opts.RenewDeadline, "How long the leader keeps trying to renew before it gives up leadership.")
+	fs.DurationVar(&opts.RetryPeriod, "leader-election-retry-period", opts.RetryPeriod, "How often candidates retry acquiring or renewing the lease.")
+	qps := fs.Float64("kube-api-qps", float64(opts.QPS), "Client-side rate limit in queries per second; negative turns it off and leaves protection to API Priority and Fairness.")
+	fs.IntVar(&opts.Burst, "kube-api-burst", opts.Burst, "Client-side burst, used when --kube-api-qps is not negative.")
+	fs.IntVar(&opts.WebAppConcurrency, "webapp-concurrency", opts.WebAppConcurrency, "Number of WebApps reconciled in parallel.")
+	fs.DurationVar(&opts.GracefulShutdownTimeout, "graceful-shutdown-timeout", opts.GracefulShutdownTimeout, "How long reconciles in flight may take to finish on shutdown.")
+	logFormat := fs.String("log-format", "json", "Log format: json or console.")
+	logLevel := fs.Int("log-level", 0, "Log verbosity: 0 for info, 1 or more for debug.")
+	ctrl.RegisterFlags(fs)
+	flag.Parse()
+	opts.QPS = float32(*qps)
+
+	var encoder ctrlzap.Opts
+	switch *logFormat {
+	case "json":
+		encoder = ctrlzap.JSONEncoder()
+	case "console":
+		encoder = ctrlzap.ConsoleEncoder()
+	default:
+		return fmt.Errorf("--log-format must be json or console, not %q", *logFormat)
+	}
+	ctrl.SetLogger(ctrlzap.New(encoder, ctrlzap.Level(zapcore.Level(-*logLevel))))
+	log := ctrl.Log.WithName("setup")
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	mgr, err := manager.New(cfg, opts)
+	if err != nil {
+		return err
+	}
+	log.Info("Starting manager", "leaderElection", opts.LeaderElection, "qps", opts.QPS, "webappConcurrency", opts.WebAppConcurrency)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		return fmt.Errorf("running manager: %w", err)
+	}
+	log.Info("Stopped")
+	return nil
+}

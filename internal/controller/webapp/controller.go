@@ -1,0 +1,223 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package webapp reconciles WebApps: a Deployment behind a Service, with an
+// optional Ingress, HorizontalPodAutoscaler and PodDisruptionBudget.
+package webapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/metrics"
+)
+
+// ReasonNameConflict: a child's name is taken by an object Steward does not manage.
+const ReasonNameConflict = "NameConflict"
+
+// phases are the values of status.phase, in the order metrics list them.
+var phases = []string{
+	string(v1alpha1.WebAppPending), string(v1alpha1.WebAppDeploying),
+	string(v1alpha1.WebAppRunning), string(v1alpha1.WebAppDegraded),
+}
+
+// retryUserError is how long to wait before trying again after a problem
+// the user must fix, which no watch event may announce.
+const retryUserError = time.Minute
+
+// Reconciler makes a WebApp's children match its spec and reports their state.
+type Reconciler struct {
+	// Client reads from the informer cache and writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server directly.
+	APIReader client.Reader
+	// Recorder emits events on state transitions.
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=steward.dev,resources=webapps,verbs=get;list;watch
+// +kubebuilder:rbac:groups=steward.dev,resources=webapps/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one WebApp's children in line with its spec, then writes
+// its status if that changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	app := &v1alpha1.WebApp{}
+	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !app.DeletionTimestamp.IsZero() {
+		// Every child carries an owner reference: the garbage collector removes them.
+		return ctrl.Result{}, nil
+	}
+
+	obs, err := r.reconcileChildren(ctx, app)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	status := computeStatus(app, obs)
+	r.announce(app, &status)
+	if err := r.writeStatus(ctx, app, status); err != nil {
+		return ctrl.Result{}, err
+	}
+	if obs.err != nil {
+		return ctrl.Result{RequeueAfter: retryUserError}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// child pairs the desired state of one child with its live object.
+type child struct {
+	// desired is nil when the spec no longer asks for the child.
+	desired runtime.ApplyConfiguration
+	// live is an empty object of the child's type, filled by reconcileChildren.
+	live client.Object
+}
+
+// reconcileChildren applies every child the spec asks for and deletes those
+// it no longer asks for. A problem the user must fix is returned in
+// observed.err; other errors are returned for a retry with backoff.
+func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp) (observed, error) {
+	dep := &appsv1.Deployment{}
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+	children := []child{
+		{Deployment(app), dep},
+		{Service(app), &corev1.Service{}},
+		{optional(Ingress(app)), &networkingv1.Ingress{}},
+		{optional(HorizontalPodAutoscaler(app)), hpa},
+		{optional(PodDisruptionBudget(app)), &policyv1.PodDisruptionBudget{}},
+	}
+	applier := apply.Applier{Client: r.Client, Reader: r.APIReader}
+	key := client.ObjectKeyFromObject(app)
+	for _, c := range children {
+		if err := r.Client.Get(ctx, key, c.live); client.IgnoreNotFound(err) != nil {
+			return observed{}, fmt.Errorf("reading %T %s: %w", c.live, key, err)
+		}
+		if c.desired == nil {
+			if _, err := applier.Delete(ctx, c.live, app.UID); err != nil {
+				return observed{}, err
+			}
+			continue
+		}
+		if _, err := applier.Apply(ctx, c.desired, c.live, app.UID); err != nil {
+			if reason, ok := userError(err); ok {
+				return observed{err: err, errReason: reason}, nil
+			}
+			return observed{}, err
+		}
+	}
+
+	obs := observed{}
+	if dep.UID != "" {
+		obs.deployment = dep
+	}
+	if hpa.UID != "" && app.Spec.Autoscaling != nil {
+		obs.hpa = hpa
+	}
+	return obs, nil
+}
+
+// userError tells problems that only the user can fix, and their condition
+// reason, from transient ones.
+func userError(err error) (string, bool) {
+	var conflict *apply.Conflict
+	switch {
+	case errors.As(err, &conflict):
+		return ReasonNameConflict, true
+	case apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err):
+		return v1alpha1.ReasonApplyFailed, true
+	}
+	return "", false
+}
+
+// optional turns a nil builder result into a nil interface.
+func optional[T any, P interface {
+	*T
+	runtime.ApplyConfiguration
+}](p P) runtime.ApplyConfiguration {
+	if p == nil {
+		return nil
+	}
+	return p
+}
+
+// writeStatus patches the status subresource, and only when it changed.
+func (r *Reconciler) writeStatus(ctx context.Context, app *v1alpha1.WebApp, status v1alpha1.WebAppStatus) error {
+	if equality.Semantic.DeepEqual(app.Status, status) {
+		return nil
+	}
+	orig := app.DeepCopy()
+	app.Status = status
+	if err := r.Client.Status().Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("writing status of WebApp %s: %w", app.Name, err)
+	}
+	log.FromContext(ctx).V(1).Info("Status updated", "phase", status.Phase, "ready", status.ReadyReplicas)
+	return nil
+}
+
+// SetupWithManager registers the reconciler, watching WebApps and the
+// children they own, and the steward_webapps{phase} metric.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	reader := mgr.GetCache()
+	err := metrics.RegisterPhases("webapps", "WebApp", phases, func(ctx context.Context) (map[string]int, error) {
+		list := &v1alpha1.WebAppList{}
+		if err := reader.List(ctx, list); err != nil {
+			return nil, err
+		}
+		counts := map[string]int{}
+		for i := range list.Items {
+			counts[string(list.Items[i].Status.Phase)]++
+		}
+		return counts, nil
+	})
+	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
+		return fmt.Errorf("registering WebApp metrics: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.WebApp{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&networkingv1.Ingress{}).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		WithOptions(opts).
+		Complete(r)
+}

@@ -1,0 +1,192 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webapp
+
+import (
+	"errors"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+)
+
+func deployment(spec, observedGen, gen int64, replicas, updated, ready, available int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop", Generation: gen},
+		Spec:       appsv1.DeploymentSpec{Replicas: new(int32(spec))},
+		Status: appsv1.DeploymentStatus{
+			ObservedGeneration: observedGen, Replicas: replicas, UpdatedReplicas: updated,
+			ReadyReplicas: ready, AvailableReplicas: available, Conditions: conds,
+		},
+	}
+}
+
+func readyBefore(a *v1alpha1.WebApp) {
+	a.Status.Phase = v1alpha1.WebAppRunning
+	a.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonAvailable}}
+}
+
+func TestComputeStatus(t *testing.T) {
+	progressDeadline := appsv1.DeploymentCondition{
+		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+		Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "shop-1" has timed out progressing.`,
+	}
+	replicaFailure := appsv1.DeploymentCondition{
+		Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue,
+		Reason: "FailedCreate", Message: "exceeded quota",
+	}
+	rolloutDone := appsv1.DeploymentCondition{
+		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable",
+	}
+
+	tests := []struct {
+		name        string
+		app         *v1alpha1.WebApp
+		obs         observed
+		phase       v1alpha1.WebAppPhase
+		ready       metav1.ConditionStatus
+		reason      string // of Ready
+		degraded    metav1.ConditionStatus
+		observedGen int64
+		desired     int32
+	}{
+		{
+			name: "no deployment yet", app: newApp(), obs: observed{},
+			phase: v1alpha1.WebAppPending, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonCreating,
+			degraded: metav1.ConditionFalse, observedGen: 1, desired: 1,
+		},
+		{
+			name: "first rollout in progress", app: newApp(),
+			obs:   observed{deployment: deployment(1, 1, 1, 1, 1, 0, 0)},
+			phase: v1alpha1.WebAppDeploying, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonCreating,
+			degraded: metav1.ConditionFalse, observedGen: 1, desired: 1,
+		},
+		{
+			name: "deployment not yet observed its new spec", app: newApp(readyBefore),
+			obs:   observed{deployment: deployment(1, 1, 2, 1, 1, 1, 1)},
+			phase: v1alpha1.WebAppDeploying, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonRollingOut,
+			degraded: metav1.ConditionFalse, observedGen: 1, desired: 1,
+		},
+		{
+			name: "all ready", app: newApp(),
+			obs:   observed{deployment: deployment(1, 1, 1, 1, 1, 1, 1, rolloutDone)},
+			phase: v1alpha1.WebAppRunning, ready: metav1.ConditionTrue, reason: v1alpha1.ReasonAvailable,
+			degraded: metav1.ConditionFalse, observedGen: 1, desired: 1,
+		},
+		{
+			name: "old pods still running", app: newApp(readyBefore),
+			obs:   observed{deployment: deployment(3, 2, 2, 4, 3, 3, 3)},
+			phase: v1alpha1.WebAppDeploying, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonRollingOut,
+			degraded: metav1.ConditionFalse, observedGen: 1, desired: 1,
+		},
+		{
+			name: "progress deadline exceeded", app: newApp(readyBefore),
+			obs:   observed{deployment: deployment(1, 2, 2, 2, 1, 1, 1, progressDeadline)},
+			phase: v1alpha1.WebAppDegraded, ready: metav1.ConditionFalse, reason: "ProgressDeadlineExceeded",
+			degraded: metav1.ConditionTrue, observedGen: 1, desired: 1,
+		},
+		{
+			name: "pods cannot be created", app: newApp(),
+			obs:   observed{deployment: deployment(1, 1, 1, 0, 0, 0, 0, replicaFailure)},
+			phase: v1alpha1.WebAppDegraded, ready: metav1.ConditionFalse, reason: "FailedCreate",
+			degraded: metav1.ConditionTrue, observedGen: 1, desired: 1,
+		},
+		{
+			name: "pods lost after a complete rollout", app: newApp(readyBefore),
+			obs:   observed{deployment: deployment(1, 1, 1, 1, 1, 0, 0, rolloutDone)},
+			phase: v1alpha1.WebAppDegraded, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonUnavailable,
+			degraded: metav1.ConditionTrue, observedGen: 1, desired: 1,
+		},
+		{
+			name: "scaled to zero", app: newApp(func(a *v1alpha1.WebApp) { a.Spec.Replicas = new(int32(0)) }),
+			obs:   observed{deployment: deployment(0, 1, 1, 0, 0, 0, 0, rolloutDone)},
+			phase: v1alpha1.WebAppRunning, ready: metav1.ConditionTrue, reason: v1alpha1.ReasonAvailable,
+			degraded: metav1.ConditionFalse, observedGen: 1, desired: 0,
+		},
+		{
+			name: "autoscaler's choice is the desired count",
+			app: newApp(func(a *v1alpha1.WebApp) {
+				a.Spec.Autoscaling = &v1alpha1.Autoscaling{MinReplicas: 2, MaxReplicas: 9}
+			}),
+			obs: observed{
+				deployment: deployment(5, 1, 1, 5, 5, 5, 5, rolloutDone),
+				hpa:        &autoscalingv2.HorizontalPodAutoscaler{Status: autoscalingv2.HorizontalPodAutoscalerStatus{DesiredReplicas: 5}},
+			},
+			phase: v1alpha1.WebAppRunning, ready: metav1.ConditionTrue, reason: v1alpha1.ReasonAvailable,
+			degraded: metav1.ConditionFalse, observedGen: 1, desired: 5,
+		},
+		{
+			name: "a user error keeps the old observed generation",
+			app: newApp(func(a *v1alpha1.WebApp) {
+				a.Generation = 2
+				a.Status.ObservedGeneration = 1
+			}),
+			obs:   observed{err: errors.New("a Deployment named shop already exists"), errReason: ReasonNameConflict},
+			phase: v1alpha1.WebAppDegraded, ready: metav1.ConditionFalse, reason: ReasonNameConflict,
+			degraded: metav1.ConditionTrue, observedGen: 1, desired: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := computeStatus(tt.app, tt.obs)
+			if st.Phase != tt.phase {
+				t.Errorf("phase = %s, want %s", st.Phase, tt.phase)
+			}
+			ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
+			if ready == nil || ready.Status != tt.ready || ready.Reason != tt.reason {
+				t.Errorf("Ready = %+v, want %s/%s", ready, tt.ready, tt.reason)
+			}
+			if d := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded); d == nil || d.Status != tt.degraded {
+				t.Errorf("Degraded = %+v, want %s", d, tt.degraded)
+			}
+			if p := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionProgressing); p == nil {
+				t.Errorf("Progressing missing")
+			}
+			if st.ObservedGeneration != tt.observedGen {
+				t.Errorf("observedGeneration = %d, want %d", st.ObservedGeneration, tt.observedGen)
+			}
+			if st.DesiredReplicas != tt.desired {
+				t.Errorf("desiredReplicas = %d, want %d", st.DesiredReplicas, tt.desired)
+			}
+			if st.Selector != "steward.dev/webapp=shop" {
+				t.Errorf("selector = %q", st.Selector)
+			}
+		})
+	}
+}
+
+func TestComputeStatusKeepsTransitionTimes(t *testing.T) {
+	app := newApp()
+	dep := deployment(1, 1, 1, 1, 1, 1, 1)
+	first := computeStatus(app, observed{deployment: dep})
+	app.Status = first
+	past := metav1.NewTime(first.Conditions[0].LastTransitionTime.Add(-3600e9))
+	for i := range app.Status.Conditions {
+		app.Status.Conditions[i].LastTransitionTime = past
+	}
+	second := computeStatus(app, observed{deployment: dep})
+	for _, c := range second.Conditions {
+		if !c.LastTransitionTime.Equal(&past) {
+			t.Errorf("%s transition time moved though its status did not change", c.Type)
+		}
+	}
+}

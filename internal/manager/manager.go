@@ -1,0 +1,183 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package manager assembles Steward's controller manager: the cache, the
+// clients, leader election, probes, metrics and every kind's controller.
+package manager
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/controller/webapp"
+	"github.com/steward-dev/steward/internal/labels"
+)
+
+// Options configure the manager. cmd/steward sets them from flags.
+type Options struct {
+	// MetricsAddr is where /metrics is served; "0" turns it off.
+	MetricsAddr string
+	// ProbeAddr is where /healthz and /readyz are served; "0" turns them off.
+	ProbeAddr string
+
+	// LeaderElection makes only one replica reconcile at a time.
+	LeaderElection bool
+	// LeaderElectionID names the Lease.
+	LeaderElectionID string
+	// LeaderElectionNamespace holds the Lease. In a pod it defaults to the
+	// pod's namespace.
+	LeaderElectionNamespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod time the election.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+
+	// QPS and Burst rate-limit the client. A negative QPS turns the client's
+	// limiter off and leaves protection to API Priority and Fairness.
+	QPS   float32
+	Burst int
+
+	// WebAppConcurrency is the number of WebApps reconciled in parallel.
+	WebAppConcurrency int
+
+	// GracefulShutdownTimeout bounds how long running reconciles may take to
+	// finish on shutdown.
+	GracefulShutdownTimeout time.Duration
+}
+
+// DefaultOptions are the flags' defaults.
+func DefaultOptions() Options {
+	return Options{
+		MetricsAddr:             ":8080",
+		ProbeAddr:               ":8081",
+		LeaderElection:          true,
+		LeaderElectionID:        "steward.steward.dev",
+		LeaseDuration:           15 * time.Second,
+		RenewDeadline:           10 * time.Second,
+		RetryPeriod:             2 * time.Second,
+		QPS:                     -1,
+		Burst:                   1000,
+		WebAppConcurrency:       10,
+		GracefulShutdownTimeout: 30 * time.Second,
+	}
+}
+
+// Scheme knows the built-in kinds and Steward's.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err) // static registration
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// managedKinds are the child kinds Steward owns. The cache holds only those
+// labelled as Steward's, so memory does not grow with unrelated objects.
+func managedKinds() []client.Object {
+	return []client.Object{
+		&appsv1.Deployment{},
+		&corev1.Service{},
+		&networkingv1.Ingress{},
+		&autoscalingv2.HorizontalPodAutoscaler{},
+		&policyv1.PodDisruptionBudget{},
+	}
+}
+
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// New builds the manager with every controller registered.
+func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = opts.QPS
+	cfg.Burst = opts.Burst
+
+	byObject := map[client.Object]cache.ByObject{}
+	for _, obj := range managedKinds() {
+		byObject[obj] = cache.ByObject{Label: labels.ManagedSelector()}
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        Scheme(),
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        opts.ProbeAddr,
+		LeaderElection:                opts.LeaderElection,
+		LeaderElectionID:              opts.LeaderElectionID,
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &opts.LeaseDuration,
+		RenewDeadline:                 &opts.RenewDeadline,
+		RetryPeriod:                   &opts.RetryPeriod,
+		GracefulShutdownTimeout:       &opts.GracefulShutdownTimeout,
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject:         byObject,
+		},
+		Client: client.Options{FieldOwner: "steward"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr)); err != nil {
+		return nil, fmt.Errorf("adding ready check: %w", err)
+	}
+
+	err = (&webapp.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("steward"),
+	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.WebAppConcurrency})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the WebApp controller: %w", err)
+	}
+	return mgr, nil
+}
+
+// informersSynced is ready once the cache has synced, so a new replica is
+// not marked ready while it still knows nothing.
+func informersSynced(mgr ctrl.Manager) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return fmt.Errorf("informer caches not synced")
+		}
+		return nil
+	}
+}
