@@ -1,0 +1,72 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package apitest starts a real API server (etcd and kube-apiserver, through
+// controller-runtime's envtest) with Steward's CRDs installed, for tests of
+// controller behaviour that need no scheduler, kubelet or garbage collector.
+package apitest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/steward-dev/steward/internal/localcluster"
+)
+
+// Environment is a running API server.
+type Environment struct {
+	env *envtest.Environment
+	// Config is an admin client configuration for the server.
+	Config *rest.Config
+}
+
+// Start starts etcd and kube-apiserver and installs the CRDs from config/crd.
+func Start() (*Environment, error) {
+	bins := os.Getenv("KUBEBUILDER_ASSETS")
+	if bins == "" {
+		dir, err := localcluster.BinDir()
+		if err != nil {
+			return nil, err
+		}
+		bins = dir
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: bins,
+		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting the API server: %w", err)
+	}
+	return &Environment{env: env, Config: cfg}, nil
+}
+
+// Stop stops the API server and etcd.
+func (e *Environment) Stop() error {
+	return e.env.Stop()
+}
+
+// RepoRoot is the repository's top directory.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}

@@ -1,0 +1,419 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webapp_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+)
+
+const timeout = 20 * time.Second
+
+func createApp(t *testing.T, ns, name string, mutate ...func(*v1alpha1.WebApp)) *v1alpha1.WebApp {
+	t.Helper()
+	app := &v1alpha1.WebApp{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1alpha1.WebAppSpec{Image: "registry.example/shop:1"},
+	}
+	for _, m := range mutate {
+		m(app)
+	}
+	if err := k8s.Create(context.Background(), app); err != nil {
+		t.Fatalf("creating WebApp: %v", err)
+	}
+	return app
+}
+
+// waitFor gets obj until it exists and check passes.
+func waitFor[T client.Object](t *testing.T, obj T, check func(T) error) T {
+	t.Helper()
+	key := client.ObjectKeyFromObject(obj)
+	eventually(t, timeout, func() error {
+		if err := k8s.Get(context.Background(), key, obj); err != nil {
+			return err
+		}
+		if check == nil {
+			return nil
+		}
+		return check(obj)
+	})
+	return obj
+}
+
+func gone(t *testing.T, obj client.Object) {
+	t.Helper()
+	eventually(t, timeout, func() error {
+		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("%T %s still exists (err %v)", obj, obj.GetName(), err)
+	})
+}
+
+func named[T client.Object](obj T, ns, name string) T {
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	return obj
+}
+
+// markDeploymentReady plays kube-controller-manager's part: the Deployment's
+// pods are all up to date and ready.
+func markDeploymentReady(t *testing.T, dep *appsv1.Deployment) {
+	t.Helper()
+	eventually(t, timeout, func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(dep), dep); err != nil {
+			return err
+		}
+		n := *dep.Spec.Replicas
+		dep.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: dep.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n,
+			Conditions: []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
+				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
+			},
+		}
+		return k8s.Status().Update(context.Background(), dep)
+	})
+}
+
+func condition(app *v1alpha1.WebApp, t string) *metav1.Condition {
+	return meta.FindStatusCondition(app.Status.Conditions, t)
+}
+
+func controlledBy(obj client.Object, app *v1alpha1.WebApp) error {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.UID != app.UID || ref.Kind != "WebApp" {
+		return fmt.Errorf("%s is not controlled by WebApp %s: %+v", obj.GetName(), app.Name, ref)
+	}
+	if obj.GetLabels()["app.kubernetes.io/managed-by"] != "steward" {
+		return fmt.Errorf("%s lacks the managed-by label: %v", obj.GetName(), obj.GetLabels())
+	}
+	return nil
+}
+
+func eventReasons(t *testing.T, ns, name string) []string {
+	t.Helper()
+	list := &eventsv1.EventList{}
+	if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Regarding.Kind == "WebApp" {
+			reasons = append(reasons, e.Type+"/"+e.Reason)
+		}
+	}
+	return reasons
+}
+
+func hasEvent(t *testing.T, ns, name, typeReason string) {
+	t.Helper()
+	eventually(t, timeout, func() error {
+		got := eventReasons(t, ns, name)
+		for _, r := range got {
+			if r == typeReason {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event for %s, got %v", typeReason, name, got)
+	})
+}
+
+func TestCreatesOwnedChildren(t *testing.T) {
+	ns := namespace(t)
+	app := createApp(t, ns, "shop", func(a *v1alpha1.WebApp) {
+		a.Spec.Replicas = new(int32(2))
+		a.Spec.Ingress = &v1alpha1.WebAppIngress{Host: "shop.example.com"}
+	})
+
+	dep := waitFor(t, named(&appsv1.Deployment{}, ns, "shop"), func(d *appsv1.Deployment) error { return controlledBy(d, app) })
+	if *dep.Spec.Replicas != 2 || dep.Spec.Template.Spec.Containers[0].Image != "registry.example/shop:1" {
+		t.Errorf("deployment spec = %+v", dep.Spec)
+	}
+	waitFor(t, named(&corev1.Service{}, ns, "shop"), func(s *corev1.Service) error { return controlledBy(s, app) })
+	waitFor(t, named(&networkingv1.Ingress{}, ns, "shop"), func(i *networkingv1.Ingress) error { return controlledBy(i, app) })
+	waitFor(t, named(&policyv1.PodDisruptionBudget{}, ns, "shop"), func(p *policyv1.PodDisruptionBudget) error { return controlledBy(p, app) })
+
+	waitFor(t, app, func(a *v1alpha1.WebApp) error {
+		if a.Status.ObservedGeneration != a.Generation || a.Status.Phase != v1alpha1.WebAppDeploying {
+			return fmt.Errorf("status = %+v", a.Status)
+		}
+		if c := condition(a, v1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionFalse {
+			return fmt.Errorf("Ready = %+v", c)
+		}
+		return nil
+	})
+	if app.Status.URL != "http://shop.example.com/" || app.Status.Selector != "steward.dev/webapp=shop" {
+		t.Errorf("url/selector = %q/%q", app.Status.URL, app.Status.Selector)
+	}
+}
+
+func TestBecomesReadyWithItsDeployment(t *testing.T) {
+	ns := namespace(t)
+	app := createApp(t, ns, "web")
+	dep := waitFor(t, named(&appsv1.Deployment{}, ns, "web"), nil)
+	markDeploymentReady(t, dep)
+
+	waitFor(t, app, func(a *v1alpha1.WebApp) error {
+		c := condition(a, v1alpha1.ConditionReady)
+		if a.Status.Phase != v1alpha1.WebAppRunning || c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("phase %s, Ready %+v", a.Status.Phase, c)
+		}
+		return nil
+	})
+	if app.Status.ReadyReplicas != 1 || app.Status.DesiredReplicas != 1 {
+		t.Errorf("replicas in status = %+v", app.Status)
+	}
+	hasEvent(t, ns, "web", "Normal/Available")
+	if n := gauge(t, "steward_webapps", "phase", "Running"); n < 1 {
+		t.Errorf("steward_webapps{phase=Running} = %v", n)
+	}
+}
+
+func TestScaleAndImageChangesPropagate(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	app := createApp(t, ns, "api")
+	waitFor(t, named(&appsv1.Deployment{}, ns, "api"), nil)
+
+	// kubectl scale goes through the scale subresource.
+	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 3}}
+	if err := k8s.SubResource("scale").Update(ctx, app, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatalf("scaling: %v", err)
+	}
+	waitFor(t, named(&appsv1.Deployment{}, ns, "api"), func(d *appsv1.Deployment) error {
+		if *d.Spec.Replicas != 3 {
+			return fmt.Errorf("replicas = %d", *d.Spec.Replicas)
+		}
+		return nil
+	})
+
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"image":"registry.example/shop:2"}}`))
+	if err := k8s.Patch(ctx, app, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, named(&appsv1.Deployment{}, ns, "api"), func(d *appsv1.Deployment) error {
+		if img := d.Spec.Template.Spec.Containers[0].Image; img != "registry.example/shop:2" {
+			return fmt.Errorf("image = %s", img)
+		}
+		return nil
+	})
+	hasEvent(t, ns, "api", "Normal/Scaled")
+}
+
+func TestDriftIsCorrected(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	createApp(t, ns, "drift", func(a *v1alpha1.WebApp) { a.Spec.Replicas = new(int32(2)) })
+	dep := waitFor(t, named(&appsv1.Deployment{}, ns, "drift"), nil)
+
+	// Someone edits the Deployment by hand.
+	patch := client.RawPatch("application/strategic-merge-patch+json",
+		[]byte(`{"spec":{"replicas":7,"template":{"spec":{"containers":[{"name":"app","image":"evil:latest"}]}}}}`))
+	if err := k8s.Patch(ctx, dep, patch, client.FieldOwner("kubectl-edit")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, dep, func(d *appsv1.Deployment) error {
+		if *d.Spec.Replicas != 2 || d.Spec.Template.Spec.Containers[0].Image != "registry.example/shop:1" {
+			return fmt.Errorf("replicas %d, image %s", *d.Spec.Replicas, d.Spec.Template.Spec.Containers[0].Image)
+		}
+		return nil
+	})
+}
+
+func TestChildLeavingTheSpecIsDeleted(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	app := createApp(t, ns, "trim", func(a *v1alpha1.WebApp) {
+		a.Spec.Replicas = new(int32(3))
+		a.Spec.Ingress = &v1alpha1.WebAppIngress{Host: "trim.example.com"}
+	})
+	waitFor(t, named(&networkingv1.Ingress{}, ns, "trim"), nil)
+	waitFor(t, named(&policyv1.PodDisruptionBudget{}, ns, "trim"), nil)
+
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"ingress":null,"replicas":1}}`))
+	if err := k8s.Patch(ctx, app, patch); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, named(&networkingv1.Ingress{}, ns, "trim"))
+	gone(t, named(&policyv1.PodDisruptionBudget{}, ns, "trim"))
+	waitFor(t, named(&appsv1.Deployment{}, ns, "trim"), nil)
+}
+
+func TestUnchangedReconcileWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	app := createApp(t, ns, "quiet", func(a *v1alpha1.WebApp) {
+		a.Spec.Replicas = new(int32(2))
+		a.Spec.Ingress = &v1alpha1.WebAppIngress{Host: "quiet.example.com", TLSSecretName: "quiet-tls"}
+		a.Spec.HealthCheck = &v1alpha1.HealthCheck{Path: "/healthz"}
+		a.Spec.Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
+	})
+	markDeploymentReady(t, waitFor(t, named(&appsv1.Deployment{}, ns, "quiet"), nil))
+	waitFor(t, app, func(a *v1alpha1.WebApp) error {
+		if a.Status.Phase != v1alpha1.WebAppRunning {
+			return fmt.Errorf("phase = %s", a.Status.Phase)
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // let the events of convergence settle
+
+	mark := requests.mark()
+	before := reconciles(t)
+	// A metadata-only change makes the controller reconcile an unchanged spec.
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`))
+	if err := k8s.Patch(ctx, app, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, timeout, func() error {
+		if reconciles(t) <= before {
+			return errors.New("no reconcile yet")
+		}
+		return nil
+	})
+	time.Sleep(500 * time.Millisecond)
+	if writes := requests.writesSince(mark); len(writes) != 0 {
+		t.Errorf("reconciling an unchanged WebApp wrote %d times: %v", len(writes), writes)
+	}
+}
+
+func TestProgressDeadlineMakesItDegraded(t *testing.T) {
+	ns := namespace(t)
+	app := createApp(t, ns, "stuck")
+	dep := waitFor(t, named(&appsv1.Deployment{}, ns, "stuck"), nil)
+	eventually(t, timeout, func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(dep), dep); err != nil {
+			return err
+		}
+		dep.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1,
+			Conditions: []appsv1.DeploymentCondition{{
+				Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+				Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "stuck-1" has timed out progressing.`,
+			}},
+		}
+		return k8s.Status().Update(context.Background(), dep)
+	})
+	waitFor(t, app, func(a *v1alpha1.WebApp) error {
+		c := condition(a, v1alpha1.ConditionDegraded)
+		if a.Status.Phase != v1alpha1.WebAppDegraded || c == nil || c.Status != metav1.ConditionTrue || c.Reason != "ProgressDeadlineExceeded" {
+			return fmt.Errorf("phase %s, Degraded %+v", a.Status.Phase, c)
+		}
+		if !strings.Contains(c.Message, "timed out progressing") {
+			return fmt.Errorf("message %q does not carry the Deployment's", c.Message)
+		}
+		return nil
+	})
+	hasEvent(t, ns, "stuck", "Warning/ProgressDeadlineExceeded")
+}
+
+func TestNeverTakesOverAForeignObject(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	foreign := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "other"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "other"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "other", Image: "other:1"}}},
+			},
+		},
+	}
+	if err := k8s.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	app := createApp(t, ns, "taken")
+	waitFor(t, app, func(a *v1alpha1.WebApp) error {
+		c := condition(a, v1alpha1.ConditionReady)
+		if c == nil || c.Reason != "NameConflict" || a.Status.Phase != v1alpha1.WebAppDegraded {
+			return fmt.Errorf("phase %s, Ready %+v", a.Status.Phase, c)
+		}
+		return nil
+	})
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(foreign), foreign); err != nil {
+		t.Fatal(err)
+	}
+	if len(foreign.OwnerReferences) != 0 || foreign.Spec.Template.Spec.Containers[0].Image != "other:1" {
+		t.Errorf("the foreign Deployment was modified: %+v", foreign)
+	}
+	hasEvent(t, ns, "taken", "Warning/NameConflict")
+}
+
+func TestInvalidSpecsAreRejected(t *testing.T) {
+	ns := namespace(t)
+	tests := []struct {
+		name    string
+		spec    map[string]any
+		message string
+	}{
+		{"negative replicas", map[string]any{"image": "a:1", "replicas": -1}, "spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0"},
+		{"port 0", map[string]any{"image": "a:1", "port": 0}, "spec.port in body should be greater than or equal to 1"},
+		{"port above 65535", map[string]any{"image": "a:1", "port": 65536}, "spec.port in body should be less than or equal to 65535"},
+		{"empty image", map[string]any{"image": ""}, "spec.image in body should be at least 1 chars long"},
+		{"missing image", map[string]any{}, "spec.image: Required value"},
+		{"autoscaling max below min", map[string]any{
+			"image": "a:1", "resources": map[string]any{"requests": map[string]any{"cpu": "100m"}},
+			"autoscaling": map[string]any{"minReplicas": 5, "maxReplicas": 2},
+		}, "autoscaling.maxReplicas must be greater than or equal to autoscaling.minReplicas"},
+		{"replicas while autoscaling", map[string]any{
+			"image": "a:1", "replicas": 2, "resources": map[string]any{"requests": map[string]any{"cpu": "100m"}},
+			"autoscaling": map[string]any{"maxReplicas": 4},
+		}, "replicas must not be set while autoscaling is enabled"},
+		{"autoscaling without a CPU request", map[string]any{
+			"image": "a:1", "autoscaling": map[string]any{"maxReplicas": 4},
+		}, "autoscaling needs resources.requests.cpu"},
+		{"ingress path without a slash", map[string]any{
+			"image": "a:1", "ingress": map[string]any{"host": "a.example.com", "path": "api"},
+		}, "spec.ingress.path in body should match '^/'"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "steward.dev/v1alpha1", "kind": "WebApp",
+				"metadata": map[string]any{"name": fmt.Sprintf("bad-%d", i), "namespace": ns},
+				"spec":     tt.spec,
+			}}
+			err := k8s.Create(context.Background(), u)
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("want Invalid, got %v", err)
+			}
+			if !strings.Contains(err.Error(), tt.message) {
+				t.Errorf("message %q does not contain %q", err.Error(), tt.message)
+			}
+		})
+	}
+}

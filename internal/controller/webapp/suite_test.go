@@ -1,0 +1,203 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webapp_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/steward-dev/steward/internal/apitest"
+	"github.com/steward-dev/steward/internal/manager"
+)
+
+var (
+	// k8s is the tests' own client; its requests are not counted.
+	k8s client.Client
+	// requests records the operator's requests to the API server.
+	requests = &requestLog{}
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	env, err := apitest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the API server:", err)
+		}
+	}()
+
+	k8s, err = client.New(env.Config, client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(requests.wrap)
+	opts := manager.DefaultOptions()
+	opts.MetricsAddr, opts.ProbeAddr, opts.LeaderElection = "0", "0", false
+	mgr, err := manager.New(cfg, opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	return m.Run()
+}
+
+// requestLog records every request the operator sends.
+type requestLog struct {
+	mu      sync.Mutex
+	entries []string
+}
+
+func (l *requestLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		l.mu.Lock()
+		l.entries = append(l.entries, req.Method+" "+req.URL.Path)
+		l.mu.Unlock()
+		return rt.RoundTrip(req)
+	})
+}
+
+// mark returns a position in the log for writesSince.
+func (l *requestLog) mark() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.entries)
+}
+
+// writesSince lists the write requests sent after mark.
+func (l *requestLog) writesSince(mark int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var writes []string
+	for _, e := range l.entries[mark:] {
+		if !strings.HasPrefix(e, http.MethodGet) {
+			writes = append(writes, e)
+		}
+	}
+	return writes
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// eventually polls check until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// namespace creates a namespace for one test.
+func namespace(t *testing.T) string {
+	t.Helper()
+	name := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
+	name = strings.ReplaceAll(name, "_", "-")
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	return name
+}
+
+// reconciles is the number of WebApp reconciles the manager finished.
+func reconciles(t *testing.T) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "webapp" {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
+}
+
+// gauge reads one sample of a gauge from the manager's registry.
+func gauge(t *testing.T, name, label, value string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("metric %s{%s=%q} not found", name, label, value)
+	return 0
+}
