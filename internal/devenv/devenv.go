@@ -1,0 +1,205 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package devenv runs Steward on a local cluster the way a user would: it
+// installs the CRDs with kubectl and starts the operator binary. The demo,
+// the end-to-end tests and the benchmark share it.
+package devenv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/steward-dev/steward/internal/apitest"
+	"github.com/steward-dev/steward/internal/localcluster"
+)
+
+// Kubectl runs kubectl against the cluster and returns its standard output.
+// stdin may be nil.
+func Kubectl(ctx context.Context, c *localcluster.Cluster, stdin []byte, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, c.KubectlPath(), args...)
+	cmd.Env = append(os.Environ(), c.Env()...)
+	cmd.Dir = apitest.RepoRoot()
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("kubectl %v: %w: %s", args, err, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return stdout.String(), nil
+}
+
+// InstallCRDs applies config/crd and waits until every CRD is established.
+func InstallCRDs(ctx context.Context, c *localcluster.Cluster) error {
+	if _, err := Kubectl(ctx, c, nil, "apply", "--server-side", "-k", "config/crd"); err != nil {
+		return fmt.Errorf("installing the CRDs: %w", err)
+	}
+	_, err := Kubectl(ctx, c, nil, "wait", "--for=condition=Established", "--timeout=60s", "-f", "config/crd/bases")
+	return err
+}
+
+// BuildOperator builds cmd/steward into dir and returns the binary's path.
+func BuildOperator(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "steward")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/steward")
+	cmd.Dir = apitest.RepoRoot()
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the operator: %w: %s", err, out)
+	}
+	return bin, nil
+}
+
+// Operator is a running steward process.
+type Operator struct {
+	cmd  *exec.Cmd
+	done chan error
+	// MetricsURL is the operator's /metrics endpoint.
+	MetricsURL string
+	// ProbeURL is the base URL of /healthz and /readyz.
+	ProbeURL string
+	// PID is the operator's process id.
+	PID int
+}
+
+// StartOperator starts the steward binary against the cluster, on free
+// loopback ports, and waits until /readyz answers. Its output goes to out.
+func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, out *os.File, args ...string) (*Operator, error) {
+	metricsPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	probePort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	args = append([]string{
+		"--kubeconfig=" + c.Kubeconfig(),
+		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probePort),
+		"--leader-election-namespace=default",
+	}, args...)
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	// The operator dies with its parent, even when the parent is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the operator: %w", err)
+	}
+	o := &Operator{
+		cmd:        cmd,
+		done:       make(chan error, 1),
+		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
+		ProbeURL:   fmt.Sprintf("http://127.0.0.1:%d", probePort),
+		PID:        cmd.Process.Pid,
+	}
+	go func() { o.done <- cmd.Wait() }()
+
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if err := o.ready(ctx); err == nil {
+			return o, nil
+		} else if time.Now().After(deadline) {
+			_ = o.Stop(5 * time.Second)
+			return nil, fmt.Errorf("operator not ready after 60s: %w", err)
+		}
+		select {
+		case err := <-o.done:
+			o.done <- err
+			return nil, fmt.Errorf("operator exited during start: %v", err)
+		case <-ctx.Done():
+			_ = o.Stop(5 * time.Second)
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (o *Operator) ready(ctx context.Context) error {
+	_, err := Get(ctx, o.ProbeURL+"/readyz")
+	return err
+}
+
+// Get fetches url and returns the body of a 200 answer.
+func Get(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s answered %s: %s", url, resp.Status, body)
+	}
+	return string(body), nil
+}
+
+// Stop sends SIGTERM, as Kubernetes does, and waits up to grace for a clean
+// exit before it kills the process. It returns an error unless the operator
+// exited by itself with status 0.
+func (o *Operator) Stop(grace time.Duration) error {
+	select {
+	case err := <-o.done:
+		o.done <- err
+		if err != nil {
+			return fmt.Errorf("operator had exited with %w", err)
+		}
+		return nil
+	default:
+	}
+	_ = o.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-o.done:
+		o.done <- err
+		if err != nil {
+			return fmt.Errorf("operator exited with %w", err)
+		}
+		return nil
+	case <-time.After(grace):
+		_ = o.cmd.Process.Kill()
+		<-o.done
+		return errors.New("operator did not stop within the grace period and was killed")
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
