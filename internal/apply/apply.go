@@ -50,11 +50,11 @@ const FieldOwner = "steward"
 type Result int
 
 const (
-	// Unchanged: the live object already matched; nothing was sent.
+	// Unchanged means the live object already matched; nothing was sent.
 	Unchanged Result = iota
-	// Created: the object did not exist and was created.
+	// Created means the object did not exist and was created.
 	Created
-	// Updated: the object existed and was changed.
+	// Updated means the object existed and was changed.
 	Updated
 )
 

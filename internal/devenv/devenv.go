@@ -22,7 +22,6 @@ package devenv
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -132,7 +131,7 @@ func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, 
 		select {
 		case err := <-o.done:
 			o.done <- err
-			return nil, fmt.Errorf("operator exited during start: %v", err)
+			return nil, fmt.Errorf("operator exited during start: %w", err)
 		case <-ctx.Done():
 			_ = o.Stop(5 * time.Second)
 			return nil, ctx.Err()
@@ -190,8 +189,8 @@ func (o *Operator) Stop(grace time.Duration) error {
 		return nil
 	case <-time.After(grace):
 		_ = o.cmd.Process.Kill()
-		<-o.done
-		return errors.New("operator did not stop within the grace period and was killed")
+		err := <-o.done
+		return fmt.Errorf("operator did not stop within %s and was killed: %w", grace, err)
 	}
 }
 

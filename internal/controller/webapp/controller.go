@@ -30,8 +30,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -44,7 +44,7 @@ import (
 	"github.com/steward-dev/steward/internal/metrics"
 )
 
-// ReasonNameConflict: a child's name is taken by an object Steward does not manage.
+// ReasonNameConflict means a child's name is taken by an object Steward does not manage.
 const ReasonNameConflict = "NameConflict"
 
 // phases are the values of status.phase, in the order metrics list them.
@@ -98,7 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, app, status); err != nil {
 		return ctrl.Result{}, err
 	}
-	if obs.err != nil {
+	if obs.problem != nil {
 		return ctrl.Result{RequeueAfter: retryUserError}, nil
 	}
 	return ctrl.Result{}, nil
@@ -114,7 +114,7 @@ type child struct {
 
 // reconcileChildren applies every child the spec asks for and deletes those
 // it no longer asks for. A problem the user must fix is returned in
-// observed.err; other errors are returned for a retry with backoff.
+// observed.problem; other errors are returned for a retry with backoff.
 func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp) (observed, error) {
 	dep := &appsv1.Deployment{}
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
@@ -139,7 +139,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp
 		}
 		if _, err := applier.Apply(ctx, c.desired, c.live, app.UID); err != nil {
 			if reason, ok := userError(err); ok {
-				return observed{err: err, errReason: reason}, nil
+				return observed{problem: &problem{reason: reason, message: err.Error()}}, nil
 			}
 			return observed{}, err
 		}

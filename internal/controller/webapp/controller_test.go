@@ -60,7 +60,7 @@ func createApp(t *testing.T, ns, name string, mutate ...func(*v1alpha1.WebApp)) 
 func waitFor[T client.Object](t *testing.T, obj T, check func(T) error) T {
 	t.Helper()
 	key := client.ObjectKeyFromObject(obj)
-	eventually(t, timeout, func() error {
+	eventually(t, func() error {
 		if err := k8s.Get(context.Background(), key, obj); err != nil {
 			return err
 		}
@@ -74,12 +74,12 @@ func waitFor[T client.Object](t *testing.T, obj T, check func(T) error) T {
 
 func gone(t *testing.T, obj client.Object) {
 	t.Helper()
-	eventually(t, timeout, func() error {
+	eventually(t, func() error {
 		err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("%T %s still exists (err %v)", obj, obj.GetName(), err)
+		return fmt.Errorf("%T %s still exists (get: %w)", obj, obj.GetName(), err)
 	})
 }
 
@@ -93,7 +93,7 @@ func named[T client.Object](obj T, ns, name string) T {
 // pods are all up to date and ready.
 func markDeploymentReady(t *testing.T, dep *appsv1.Deployment) {
 	t.Helper()
-	eventually(t, timeout, func() error {
+	eventually(t, func() error {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(dep), dep); err != nil {
 			return err
 		}
@@ -141,7 +141,7 @@ func eventReasons(t *testing.T, ns, name string) []string {
 
 func hasEvent(t *testing.T, ns, name, typeReason string) {
 	t.Helper()
-	eventually(t, timeout, func() error {
+	eventually(t, func() error {
 		got := eventReasons(t, ns, name)
 		for _, r := range got {
 			if r == typeReason {
@@ -298,7 +298,7 @@ func TestUnchangedReconcileWritesNothing(t *testing.T) {
 	if err := k8s.Patch(ctx, app, patch); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, timeout, func() error {
+	eventually(t, func() error {
 		if reconciles(t) <= before {
 			return errors.New("no reconcile yet")
 		}
@@ -314,7 +314,7 @@ func TestProgressDeadlineMakesItDegraded(t *testing.T) {
 	ns := namespace(t)
 	app := createApp(t, ns, "stuck")
 	dep := waitFor(t, named(&appsv1.Deployment{}, ns, "stuck"), nil)
-	eventually(t, timeout, func() error {
+	eventually(t, func() error {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(dep), dep); err != nil {
 			return err
 		}

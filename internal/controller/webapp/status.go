@@ -40,10 +40,13 @@ type observed struct {
 	deployment *appsv1.Deployment
 	// hpa is nil when the WebApp does not autoscale or it does not exist yet.
 	hpa *autoscalingv2.HorizontalPodAutoscaler
-	// err is a problem the user must fix (such as a name conflict), or nil.
-	err error
-	// errReason is the condition reason for err.
-	errReason string
+	// problem is something the user must fix, such as a name conflict, or nil.
+	problem *problem
+}
+
+// problem is a condition reason and message for something the user must fix.
+type problem struct {
+	reason, message string
 }
 
 // computeStatus derives a WebApp's status from its spec, its previous status
@@ -56,13 +59,12 @@ func computeStatus(app *v1alpha1.WebApp, obs observed) v1alpha1.WebAppStatus {
 	st.DesiredReplicas = desiredReplicas(app, obs)
 	gen := app.Generation
 
-	if obs.err != nil {
-		msg := obs.err.Error()
+	if p := obs.problem; p != nil {
 		st.Phase = v1alpha1.WebAppDegraded
 		setConditions(&st, gen,
-			isFalse(obs.errReason, msg),
-			isFalse(obs.errReason, msg),
-			isTrue(obs.errReason, msg))
+			isFalse(p.reason, p.message),
+			isFalse(p.reason, p.message),
+			isTrue(p.reason, p.message))
 		return st
 	}
 	st.ObservedGeneration = gen

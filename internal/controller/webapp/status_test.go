@@ -17,7 +17,6 @@ limitations under the License.
 package webapp
 
 import (
-	"errors"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -140,7 +139,7 @@ func TestComputeStatus(t *testing.T) {
 				a.Generation = 2
 				a.Status.ObservedGeneration = 1
 			}),
-			obs:   observed{err: errors.New("a Deployment named shop already exists"), errReason: ReasonNameConflict},
+			obs:   observed{problem: &problem{reason: ReasonNameConflict, message: "a Deployment named shop already exists"}},
 			phase: v1alpha1.WebAppDegraded, ready: metav1.ConditionFalse, reason: ReasonNameConflict,
 			degraded: metav1.ConditionTrue, observedGen: 1, desired: 1,
 		},

@@ -126,7 +126,7 @@ type roundTripper func(*http.Request) (*http.Response, error)
 func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // eventually polls check until it returns nil or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, check func() error) {
+func eventually(t *testing.T, check func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
