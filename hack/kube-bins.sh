@@ -25,6 +25,10 @@ complete() {
   [ -d "$dir/kwok-stages" ] || return 1
 }
 
+# bin/ is a module of its own, so that ./... in the repository skips it.
+mkdir -p "$ROOT/bin"
+[ -f "$ROOT/bin/go.mod" ] || printf 'module steward.local/bin\n' >"$ROOT/bin/go.mod"
+
 if [ -n "${KUBEBUILDER_ASSETS:-}" ] && complete "$KUBEBUILDER_ASSETS"; then
   echo "$KUBEBUILDER_ASSETS"; exit 0
 fi
@@ -113,7 +117,7 @@ build_kwok() {
     local src
     src=$(cd "$WORK" && go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
     mkdir -p "$DEST/kwok-stages.tmp"
-    cp -r "$src/kustomize/stage/." "$DEST/kwok-stages.tmp/"
+    (cd "$src/kustomize/stage" && find . -name '*.yaml' -exec cp --parents {} "$DEST/kwok-stages.tmp/" \;)
     chmod -R u+w "$DEST/kwok-stages.tmp"
     mv "$DEST/kwok-stages.tmp" "$DEST/kwok-stages"
   fi
