@@ -144,6 +144,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject:         byObject,
+			// A read of a kind nobody watches fails instead of quietly
+			// starting an informer over every object of that kind.
+			ReaderFailOnMissingInformer: true,
 		},
 		Client: client.Options{FieldOwner: "steward"},
 	})

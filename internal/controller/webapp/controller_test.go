@@ -198,6 +198,9 @@ func TestBecomesReadyWithItsDeployment(t *testing.T) {
 		t.Errorf("replicas in status = %+v", app.Status)
 	}
 	hasEvent(t, ns, "web", "Normal/Available")
+	if n := histogramCount(t, "steward_time_to_first_ready_seconds", "kind", "WebApp"); n < 1 {
+		t.Errorf("steward_time_to_first_ready_seconds{kind=WebApp} has %d observations", n)
+	}
 	if n := gauge(t, "steward_webapps", "phase", "Running"); n < 1 {
 		t.Errorf("steward_webapps{phase=Running} = %v", n)
 	}
@@ -415,5 +418,47 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 				t.Errorf("message %q does not contain %q", err.Error(), tt.message)
 			}
 		})
+	}
+}
+
+func TestCacheHoldsOnlyManagedObjects(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	unrelated := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "unrelated"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "unrelated"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "unrelated"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "c:1"}}},
+			},
+		},
+	}
+	if err := k8s.Create(ctx, unrelated); err != nil {
+		t.Fatal(err)
+	}
+	createApp(t, ns, "cached")
+	cache := mgr.GetCache()
+	eventually(t, func() error {
+		return cache.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cached"}, &appsv1.Deployment{})
+	})
+	// The managed Deployment arrived, so the unrelated one, created before
+	// it, would have too if the cache held it.
+	if err := cache.Get(ctx, client.ObjectKeyFromObject(unrelated), &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Errorf("unrelated Deployment in the cache: %v", err)
+	}
+	managed := &appsv1.Deployment{}
+	if err := cache.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cached"}, managed); err != nil {
+		t.Fatal(err)
+	}
+	if len(managed.ManagedFields) != 0 {
+		t.Errorf("managedFields kept in the cache: %d entries", len(managed.ManagedFields))
+	}
+	// Kinds Steward does not manage have no informer at all.
+	for _, obj := range []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}} {
+		err := cache.Get(ctx, client.ObjectKey{Namespace: ns, Name: "x"}, obj)
+		if apierrors.IsNotFound(err) || err == nil {
+			t.Errorf("%T is cached: %v", obj, err)
+		}
 	}
 }

@@ -26,9 +26,11 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -39,6 +41,8 @@ import (
 var (
 	// k8s is the tests' own client; its requests are not counted.
 	k8s client.Client
+	// mgr is the operator under test.
+	mgr ctrl.Manager
 	// requests records the operator's requests to the API server.
 	requests = &requestLog{}
 )
@@ -69,7 +73,7 @@ func run(m *testing.M) int {
 	cfg.Wrap(requests.wrap)
 	opts := manager.DefaultOptions()
 	opts.MetricsAddr, opts.ProbeAddr, opts.LeaderElection = "0", "0", false
-	mgr, err := manager.New(cfg, opts)
+	mgr, err = manager.New(cfg, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -159,33 +163,22 @@ func namespace(t *testing.T) string {
 // reconciles is the number of WebApp reconciles the manager finished.
 func reconciles(t *testing.T) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
 	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "webapp" {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
+	for _, m := range samples(t, "controller_runtime_reconcile_total", "controller", "webapp") {
+		total += m.GetCounter().GetValue()
 	}
 	return total
 }
 
-// gauge reads one sample of a gauge from the manager's registry.
-func gauge(t *testing.T, name, label, value string) float64 {
+// samples returns the samples of a metric in the manager's registry that
+// have the label with the value.
+func samples(t *testing.T, name, label, value string) []*dto.Metric {
 	t.Helper()
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var found []*dto.Metric
 	for _, f := range families {
 		if f.GetName() != name {
 			continue
@@ -193,11 +186,30 @@ func gauge(t *testing.T, name, label, value string) float64 {
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetName() == label && l.GetValue() == value {
-					return m.GetGauge().GetValue()
+					found = append(found, m)
 				}
 			}
 		}
 	}
-	t.Fatalf("metric %s{%s=%q} not found", name, label, value)
-	return 0
+	return found
+}
+
+// gauge reads one sample of a gauge.
+func gauge(t *testing.T, name, label, value string) float64 {
+	t.Helper()
+	found := samples(t, name, label, value)
+	if len(found) == 0 {
+		t.Fatalf("metric %s{%s=%q} not found", name, label, value)
+	}
+	return found[0].GetGauge().GetValue()
+}
+
+// histogramCount reads the number of observations of a histogram.
+func histogramCount(t *testing.T, name, label, value string) uint64 {
+	t.Helper()
+	var n uint64
+	for _, m := range samples(t, name, label, value) {
+		n += m.GetHistogram().GetSampleCount()
+	}
+	return n
 }
