@@ -46,4 +46,6 @@ const (
 	ReasonUnavailable = "Unavailable"
 	// ReasonApplyFailed: the API server refused a child object Steward applied.
 	ReasonApplyFailed = "ApplyFailed"
+	// ReasonWaitingForPullSecret: an image pull Secret the spec names does not exist yet.
+	ReasonWaitingForPullSecret = "WaitingForPullSecret"
 )

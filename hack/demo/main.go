@@ -43,8 +43,9 @@ func main() {
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, *keep, *operatorBin, *samples); err != nil {
+	err := run(ctx, *keep, *operatorBin, *samples)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}

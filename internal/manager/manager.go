@@ -42,6 +42,7 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/controller/webapp"
 	"github.com/steward-dev/steward/internal/labels"
+	"github.com/steward-dev/steward/internal/metrics"
 )
 
 // Options configure the manager. cmd/steward sets them from flags.
@@ -123,6 +124,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS = opts.QPS
 	cfg.Burst = opts.Burst
+	cfg.Wrap(metrics.CountRequests)
 
 	byObject := map[client.Object]cache.ByObject{}
 	for _, obj := range managedKinds() {

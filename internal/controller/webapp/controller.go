@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,6 +33,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -52,6 +55,17 @@ var phases = []string{
 	string(v1alpha1.WebAppPending), string(v1alpha1.WebAppDeploying),
 	string(v1alpha1.WebAppRunning), string(v1alpha1.WebAppDegraded),
 }
+
+// newAppSettle is how long a new WebApp's first status write may be held
+// back while its first rollout is under way.
+const newAppSettle = 2 * time.Second
+
+// minWaitRetry and maxWaitRetry bound the delay between checks for an
+// object a WebApp waits for.
+const (
+	minWaitRetry = 5 * time.Second
+	maxWaitRetry = 5 * time.Minute
+)
 
 // retryUserError is how long to wait before trying again after a problem
 // the user must fix, which no watch event may announce.
@@ -74,6 +88,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one WebApp's children in line with its spec, then writes
@@ -88,20 +103,86 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 
-	obs, err := r.reconcileChildren(ctx, app)
+	waiting, err := r.checkPullSecrets(ctx, app)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	obs := observed{waiting: waiting}
+	if waiting == nil {
+		if obs, err = r.reconcileChildren(ctx, app); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 
 	status := computeStatus(app, obs)
+	if wait := settleDelay(app, status, time.Now()); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	r.announce(app, &status)
 	if err := r.writeStatus(ctx, app, status); err != nil {
 		return ctrl.Result{}, err
 	}
-	if obs.problem != nil {
-		return ctrl.Result{RequeueAfter: retryUserError}, nil
+	return ctrl.Result{RequeueAfter: retryDelay(obs, status, time.Now())}, nil
+}
+
+// checkPullSecrets returns what the WebApp waits for when an image pull
+// Secret it names does not exist. Pods could not pull their image, so the
+// Deployment is left as it is until the Secret appears. Only the Secrets'
+// metadata is read.
+func (r *Reconciler) checkPullSecrets(ctx context.Context, app *v1alpha1.WebApp) (*problem, error) {
+	var missing []string
+	for _, ref := range app.Spec.ImagePullSecrets {
+		secret := &metav1.PartialObjectMetadata{}
+		secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: ref.Name}, secret)
+		switch {
+		case apierrors.IsNotFound(err):
+			missing = append(missing, ref.Name)
+		case err != nil:
+			return nil, fmt.Errorf("looking up image pull Secret %s: %w", ref.Name, err)
+		}
 	}
-	return ctrl.Result{}, nil
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	return &problem{
+		reason:  v1alpha1.ReasonWaitingForPullSecret,
+		message: fmt.Sprintf("Waiting for image pull Secret %s to exist", strings.Join(missing, ", ")),
+	}, nil
+}
+
+// settleDelay holds back the first status write of a new WebApp while its
+// first rollout is under way, for at most newAppSettle after creation. On a
+// healthy cluster the WebApp is Ready by then and one status write says so,
+// instead of one per step of the rollout; on a slow one the progress is
+// written when the delay ends. Until the first write, observedGeneration is
+// 0, which kstatus reads as in progress, as it is.
+func settleDelay(app *v1alpha1.WebApp, next v1alpha1.WebAppStatus, now time.Time) time.Duration {
+	if app.Status.ObservedGeneration != 0 {
+		return 0
+	}
+	ready := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionReady)
+	if ready == nil || ready.Reason != v1alpha1.ReasonCreating {
+		return 0
+	}
+	return app.CreationTimestamp.Add(newAppSettle).Sub(now)
+}
+
+// retryDelay is when to look again without a watch event: after a problem
+// only the user can fix, and while waiting for an object Steward does not
+// watch, with a delay that grows with the wait.
+func retryDelay(obs observed, status v1alpha1.WebAppStatus, now time.Time) time.Duration {
+	switch {
+	case obs.problem != nil:
+		return retryUserError
+	case obs.waiting != nil:
+		since := time.Duration(0)
+		if c := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionProgressing); c != nil {
+			since = now.Sub(c.LastTransitionTime.Time)
+		}
+		return min(max(since, minWaitRetry), maxWaitRetry)
+	}
+	return 0
 }
 
 // child pairs the desired state of one child with its live object.

@@ -210,7 +210,13 @@ func TestScaleAndImageChangesPropagate(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
 	app := createApp(t, ns, "api")
-	waitFor(t, named(&appsv1.Deployment{}, ns, "api"), nil)
+	markDeploymentReady(t, waitFor(t, named(&appsv1.Deployment{}, ns, "api"), nil))
+	waitFor(t, app, func(a *v1alpha1.WebApp) error {
+		if a.Status.Phase != v1alpha1.WebAppRunning {
+			return fmt.Errorf("phase = %s", a.Status.Phase)
+		}
+		return nil
+	})
 
 	// kubectl scale goes through the scale subresource.
 	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 3}}
@@ -308,7 +314,7 @@ func TestUnchangedReconcileWritesNothing(t *testing.T) {
 		return nil
 	})
 	time.Sleep(500 * time.Millisecond)
-	if writes := requests.writesSince(mark); len(writes) != 0 {
+	if writes := requests.writesSince(mark, ns); len(writes) != 0 {
 		t.Errorf("reconciling an unchanged WebApp wrote %d times: %v", len(writes), writes)
 	}
 }
@@ -460,5 +466,65 @@ func TestCacheHoldsOnlyManagedObjects(t *testing.T) {
 		if apierrors.IsNotFound(err) || err == nil {
 			t.Errorf("%T is cached: %v", obj, err)
 		}
+	}
+}
+
+func TestWaitsForAMissingPullSecret(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	app := createApp(t, ns, "private", func(a *v1alpha1.WebApp) {
+		a.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+	})
+	waitFor(t, app, func(a *v1alpha1.WebApp) error {
+		c := condition(a, v1alpha1.ConditionReady)
+		if a.Status.Phase != v1alpha1.WebAppPending || c == nil || c.Reason != v1alpha1.ReasonWaitingForPullSecret {
+			return fmt.Errorf("phase %s, Ready %+v", a.Status.Phase, c)
+		}
+		if !strings.Contains(c.Message, "registry") {
+			return fmt.Errorf("message %q does not name the Secret", c.Message)
+		}
+		return nil
+	})
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "private"}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Deployment created before its pull Secret exists: %v", err)
+	}
+	hasEvent(t, ns, "private", "Warning/WaitingForPullSecret")
+
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "registry"},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)},
+	}
+	if err := k8s.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	// The WebApp is not told (Steward does not watch Secrets); it looks again
+	// after a few seconds.
+	dep := waitFor(t, named(&appsv1.Deployment{}, ns, "private"), nil)
+	if got := dep.Spec.Template.Spec.ImagePullSecrets; len(got) != 1 || got[0].Name != "registry" {
+		t.Errorf("imagePullSecrets = %v", got)
+	}
+}
+
+func TestFirstStatusWriteWaitsForTheRollout(t *testing.T) {
+	ns := namespace(t)
+	mark := requests.mark()
+	app := createApp(t, ns, "settle")
+	dep := waitFor(t, named(&appsv1.Deployment{}, ns, "settle"), nil)
+	markDeploymentReady(t, dep)
+	waitFor(t, app, func(a *v1alpha1.WebApp) error {
+		if a.Status.Phase != v1alpha1.WebAppRunning {
+			return fmt.Errorf("phase = %s", a.Status.Phase)
+		}
+		return nil
+	})
+	statusWrites := 0
+	for _, w := range requests.writesSince(mark, ns) {
+		if strings.Contains(w, "/webapps/settle/status") {
+			statusWrites++
+		}
+	}
+	if statusWrites != 1 {
+		t.Errorf("first rollout wrote status %d times, want 1", statusWrites)
 	}
 }

@@ -56,6 +56,10 @@ func (r *Reconciler) announce(app *v1alpha1.WebApp, next *v1alpha1.WebAppStatus)
 	case v1alpha1.WebAppDegraded:
 		degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, degraded.Reason, "Deploy", "%s", degraded.Message)
+	case v1alpha1.WebAppPending:
+		if ready.Reason == v1alpha1.ReasonWaitingForPullSecret {
+			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ready.Reason, "Deploy", "%s", ready.Message)
+		}
 	case v1alpha1.WebAppDeploying:
 		if prev.Phase == v1alpha1.WebAppRunning {
 			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, EventRollingOut, "Deploy", "%s", ready.Message)

@@ -42,6 +42,8 @@ type observed struct {
 	hpa *autoscalingv2.HorizontalPodAutoscaler
 	// problem is something the user must fix, such as a name conflict, or nil.
 	problem *problem
+	// waiting is an object the WebApp needs that does not exist yet, or nil.
+	waiting *problem
 }
 
 // problem is a condition reason and message for something the user must fix.
@@ -68,6 +70,15 @@ func computeStatus(app *v1alpha1.WebApp, obs observed) v1alpha1.WebAppStatus {
 		return st
 	}
 	st.ObservedGeneration = gen
+
+	if w := obs.waiting; w != nil {
+		st.Phase = v1alpha1.WebAppPending
+		setConditions(&st, gen,
+			isFalse(w.reason, w.message),
+			isTrue(w.reason, w.message),
+			isFalse(v1alpha1.ReasonHealthy, ""))
+		return st
+	}
 
 	dep := obs.deployment
 	if dep == nil {

@@ -18,6 +18,7 @@ package webapp
 
 import (
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -134,6 +135,13 @@ func TestComputeStatus(t *testing.T) {
 			degraded: metav1.ConditionFalse, observedGen: 1, desired: 5,
 		},
 		{
+			name:  "waiting for a pull secret",
+			app:   newApp(),
+			obs:   observed{waiting: &problem{reason: v1alpha1.ReasonWaitingForPullSecret, message: "Waiting for image pull Secret registry to exist"}},
+			phase: v1alpha1.WebAppPending, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonWaitingForPullSecret,
+			degraded: metav1.ConditionFalse, observedGen: 1, desired: 1,
+		},
+		{
 			name: "a user error keeps the old observed generation",
 			app: newApp(func(a *v1alpha1.WebApp) {
 				a.Generation = 2
@@ -186,6 +194,56 @@ func TestComputeStatusKeepsTransitionTimes(t *testing.T) {
 	for _, c := range second.Conditions {
 		if !c.LastTransitionTime.Equal(&past) {
 			t.Errorf("%s transition time moved though its status did not change", c.Type)
+		}
+	}
+}
+
+func TestSettleDelay(t *testing.T) {
+	created := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	app := newApp(func(a *v1alpha1.WebApp) { a.CreationTimestamp = metav1.NewTime(created) })
+	creating := computeStatus(app, observed{deployment: deployment(1, 1, 1, 1, 1, 0, 0)})
+	running := computeStatus(app, observed{deployment: deployment(1, 1, 1, 1, 1, 1, 1)})
+	waiting := computeStatus(app, observed{waiting: &problem{reason: v1alpha1.ReasonWaitingForPullSecret}})
+
+	if got := settleDelay(app, creating, created.Add(500*time.Millisecond)); got != 1500*time.Millisecond {
+		t.Errorf("creating, 0.5 s old: delay %s, want 1.5s", got)
+	}
+	if got := settleDelay(app, creating, created.Add(3*time.Second)); got > 0 {
+		t.Errorf("creating, 3 s old: delay %s, want none", got)
+	}
+	if got := settleDelay(app, running, created.Add(100*time.Millisecond)); got != 0 {
+		t.Errorf("ready: delay %s, want none", got)
+	}
+	if got := settleDelay(app, waiting, created.Add(100*time.Millisecond)); got != 0 {
+		t.Errorf("waiting for a Secret: delay %s, want none", got)
+	}
+	app.Status.ObservedGeneration = 1
+	if got := settleDelay(app, creating, created.Add(100*time.Millisecond)); got != 0 {
+		t.Errorf("status already written: delay %s, want none", got)
+	}
+}
+
+func TestRetryDelay(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	waitingSince := func(d time.Duration) v1alpha1.WebAppStatus {
+		return v1alpha1.WebAppStatus{Conditions: []metav1.Condition{{
+			Type: v1alpha1.ConditionProgressing, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-d)),
+		}}}
+	}
+	w := observed{waiting: &problem{}}
+	for _, tt := range []struct {
+		obs    observed
+		status v1alpha1.WebAppStatus
+		want   time.Duration
+	}{
+		{observed{}, v1alpha1.WebAppStatus{}, 0},
+		{observed{problem: &problem{}}, v1alpha1.WebAppStatus{}, retryUserError},
+		{w, waitingSince(0), minWaitRetry},
+		{w, waitingSince(40 * time.Second), 40 * time.Second},
+		{w, waitingSince(time.Hour), maxWaitRetry},
+	} {
+		if got := retryDelay(tt.obs, tt.status, now); got != tt.want {
+			t.Errorf("retryDelay(%+v) = %s, want %s", tt.obs, got, tt.want)
 		}
 	}
 }

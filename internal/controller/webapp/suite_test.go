@@ -19,6 +19,7 @@ package webapp_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/steward-dev/steward/internal/apitest"
@@ -63,6 +65,7 @@ func run(m *testing.M) int {
 		}
 	}()
 
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	k8s, err = client.New(env.Config, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -112,13 +115,13 @@ func (l *requestLog) mark() int {
 	return len(l.entries)
 }
 
-// writesSince lists the write requests sent after mark.
-func (l *requestLog) writesSince(mark int) []string {
+// writesSince lists the write requests to namespace ns sent after mark.
+func (l *requestLog) writesSince(mark int, ns string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var writes []string
 	for _, e := range l.entries[mark:] {
-		if !strings.HasPrefix(e, http.MethodGet) {
+		if !strings.HasPrefix(e, http.MethodGet) && strings.Contains(e, "/namespaces/"+ns+"/") {
 			writes = append(writes, e)
 		}
 	}
