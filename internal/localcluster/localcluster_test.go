@@ -368,6 +368,9 @@ func TestKubectl(t *testing.T) {
 }
 
 func TestSweepStale(t *testing.T) {
+	// A temporary directory of its own, so that the Start of a cluster in
+	// another test process, which sweeps too, cannot race with this test.
+	t.Setenv("TMPDIR", t.TempDir())
 	dir, err := os.MkdirTemp("", dirPattern)
 	if err != nil {
 		t.Fatal(err)

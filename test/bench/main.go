@@ -1,0 +1,479 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command bench measures how Steward converges thousands of objects on a
+// full local cluster, what it costs the API server, and its memory. It is
+// run by `make bench`; `go run ./test/bench -h` lists the knobs.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apitest"
+	"github.com/steward-dev/steward/internal/devenv"
+	"github.com/steward-dev/steward/internal/localcluster"
+	"github.com/steward-dev/steward/internal/manager"
+)
+
+type config struct {
+	N, Namespaces, Concurrency, Rounds   int
+	Edits, Invalid, Probes               int
+	UnrelatedConfigMaps, UnrelatedSecret int
+	Idle                                 time.Duration
+	ControllerManagerQPS, KCMBurst       int
+	Out                                  string
+}
+
+func main() {
+	var cfg config
+	flag.IntVar(&cfg.N, "n", 1000, "Objects per bulk create (use 10000 for the large run).")
+	flag.IntVar(&cfg.Namespaces, "namespaces", 4, "Namespaces each bulk create is spread over.")
+	flag.IntVar(&cfg.Concurrency, "concurrency", 16, "Parallel create requests, the same for Steward and the plain client.")
+	flag.IntVar(&cfg.Rounds, "rounds", 3, "Repetitions of the Steward and plain-client bulk creates; medians are reported.")
+	flag.IntVar(&cfg.Edits, "edits", 50, "Spec edits timed for the change latency, at rest and during a bulk create.")
+	flag.IntVar(&cfg.Invalid, "invalid", 1000, "Objects that can never become Ready, for the isolation measure.")
+	flag.IntVar(&cfg.Probes, "probes", 50, "New objects timed to Ready beside the invalid ones.")
+	flag.IntVar(&cfg.UnrelatedConfigMaps, "unrelated-configmaps", 20000, "Unrelated ConfigMaps created for the memory measure.")
+	flag.IntVar(&cfg.UnrelatedSecret, "unrelated-secrets", 5000, "Unrelated Secrets created for the memory measure.")
+	flag.DurationVar(&cfg.Idle, "idle", 2*time.Minute, "Idle window in which writes are counted.")
+	flag.IntVar(&cfg.ControllerManagerQPS, "kcm-qps", 500, "kube-controller-manager's --kube-api-qps (its default of 20 would dominate).")
+	flag.IntVar(&cfg.KCMBurst, "kcm-burst", 1000, "kube-controller-manager's --kube-api-burst.")
+	flag.StringVar(&cfg.Out, "out", filepath.Join(apitest.RepoRoot(), "bin", "bench", "results.json"), "Where to write the JSON results.")
+	flag.Parse()
+	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, cfg)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// bench holds what every measure uses.
+type bench struct {
+	cfg      config
+	sc       Scenario
+	c        client.Client
+	operator *devenv.Operator
+	mem      *sampler
+	ready    *tracker // objects Ready at their generation
+	waiting  *tracker // objects that reported they wait for something
+	rawReady *tracker // raw children ready
+	edits    *editWatch
+	// firstApp is the object whose spec the change latency edits.
+	firstApp client.ObjectKey
+	began    time.Time
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(b.began).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func run(ctx context.Context, cfg config) (err error) {
+	b := &bench{cfg: cfg, sc: scenarios[0], began: time.Now()}
+	pods := 2*cfg.Rounds*cfg.N + cfg.N + cfg.Probes + 10
+	nodes := pods/4000 + 2
+	b.logf("Starting a full local cluster: %d fake nodes, kube-controller-manager --kube-api-qps=%d --kube-api-burst=%d", nodes, cfg.ControllerManagerQPS, cfg.KCMBurst)
+	cluster, err := localcluster.Start(ctx, localcluster.Options{
+		Full: true, Nodes: nodes, ControllerManagerQPS: cfg.ControllerManagerQPS, ControllerManagerBurst: cfg.KCMBurst,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, cluster.Stop()) }()
+	if err := devenv.InstallCRDs(ctx, cluster); err != nil {
+		return err
+	}
+	bin, err := devenv.BuildOperator(ctx, cluster.Dir())
+	if err != nil {
+		return err
+	}
+	logFile, err := os.Create(filepath.Join(cluster.Dir(), "steward.log"))
+	if err != nil {
+		return err
+	}
+	b.operator, err = devenv.StartOperator(ctx, cluster, bin, logFile, "--leader-elect=true")
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, b.operator.Stop(30*time.Second)) }()
+	b.logf("Operator started with its defaults (no client-side throttle, --webapp-concurrency=10, leader election on)")
+
+	restCfg := cluster.RESTConfig()
+	b.c, err = client.New(restCfg, client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		return err
+	}
+	informers, err := cache.New(restCfg, cache.Options{Scheme: manager.Scheme(), DefaultTransform: cache.TransformStripManagedFields()})
+	if err != nil {
+		return err
+	}
+	if b.ready, err = track(ctx, informers, b.sc.Empty(), b.sc.Converged); err != nil {
+		return err
+	}
+	if b.waiting, err = track(ctx, informers, b.sc.Empty(), waitsForSomething); err != nil {
+		return err
+	}
+	if b.rawReady, err = track(ctx, informers, b.sc.Child(), b.sc.RawConverged); err != nil {
+		return err
+	}
+	b.edits = &editWatch{sc: b.sc, waiters: map[client.ObjectKey]*editWaiter{}}
+	b.rawReady.onUpdate = b.edits.observe
+	go func() { _ = informers.Start(ctx) }()
+	if !informers.WaitForCacheSync(ctx) {
+		return errors.New("bench informers did not sync")
+	}
+	b.mem = &sampler{}
+	go b.mem.run(ctx, b.operator, 500*time.Millisecond)
+
+	res := &results{Kind: b.sc.Kind(), Settings: cfg, Nodes: nodes}
+	steps := []func(context.Context, *results) error{
+		b.measureConvergence, b.measureIdle, b.measureUnrelatedMemory, b.measureChangeLatency, b.measureIsolation,
+	}
+	for _, step := range steps {
+		if err := step(ctx, res); err != nil {
+			return err
+		}
+	}
+	res.finish()
+	res.print(os.Stdout)
+	return res.write(cfg.Out)
+}
+
+// waitsForSomething reports objects whose Ready condition says they wait.
+func waitsForSomething(obj client.Object) bool {
+	app, ok := obj.(*v1alpha1.WebApp)
+	if !ok {
+		return false
+	}
+	for _, c := range app.Status.Conditions {
+		if c.Type == v1alpha1.ConditionReady && strings.HasPrefix(c.Reason, "WaitingFor") {
+			return true
+		}
+	}
+	return false
+}
+
+// namespaces creates count namespaces named prefix-0..count-1.
+func (b *bench) namespaces(ctx context.Context, prefix string, count int) ([]string, error) {
+	var names []string
+	for i := range count {
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		if err := b.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			return nil, fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// createAll creates objs with cfg.Concurrency workers.
+func (b *bench) createAll(ctx context.Context, objs []client.Object) error {
+	work := make(chan client.Object)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	for range b.cfg.Concurrency {
+		wg.Go(func() {
+			for obj := range work {
+				if err := b.c.Create(ctx, obj); err != nil {
+					mu.Lock()
+					firstErr = cmpErr(firstErr, fmt.Errorf("creating %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, obj := range objs {
+		work <- obj
+	}
+	close(work)
+	wg.Wait()
+	return firstErr
+}
+
+func cmpErr(first, next error) error {
+	if first != nil {
+		return first
+	}
+	return next
+}
+
+// spread returns n objects over the namespaces, built by make.
+func spread(n int, nss []string, make func(ns string, i int) []client.Object) ([]client.Object, []client.ObjectKey) {
+	var objs []client.Object
+	var keys []client.ObjectKey
+	for i := range n {
+		built := make(nss[i%len(nss)], i)
+		objs = append(objs, built...)
+		keys = append(keys, client.ObjectKeyFromObject(built[0]))
+	}
+	return objs, keys
+}
+
+const convergeTimeout = 15 * time.Minute
+
+// measureConvergence times bulk creates through Steward and through a plain
+// client, alternating which goes first, and counts Steward's requests.
+func (b *bench) measureConvergence(ctx context.Context, res *results) error {
+	for r := range b.cfg.Rounds {
+		order := []string{"raw", "steward"}
+		if r%2 == 1 {
+			order = []string{"steward", "raw"}
+		}
+		for _, which := range order {
+			nss, err := b.namespaces(ctx, fmt.Sprintf("%s-%d", which, r), b.cfg.Namespaces)
+			if err != nil {
+				return err
+			}
+			if which == "raw" {
+				objs, keys := spread(b.cfg.N, nss, b.sc.Raw)
+				start := time.Now()
+				if err := b.createAll(ctx, objs); err != nil {
+					return err
+				}
+				last, err := b.rawReady.waitAll(ctx, keys, convergeTimeout)
+				if err != nil {
+					return fmt.Errorf("plain client, round %d: %w", r, err)
+				}
+				res.Convergence.RawSeconds = append(res.Convergence.RawSeconds, last.Sub(start).Seconds())
+				b.logf("Round %d: plain client created %d %ss' children, all ready in %.1fs", r+1, b.cfg.N, b.sc.Kind(), last.Sub(start).Seconds())
+				continue
+			}
+			before, err := scrapeRequests(ctx, b.operator)
+			if err != nil {
+				return err
+			}
+			objs, keys := spread(b.cfg.N, nss, func(ns string, i int) []client.Object { return []client.Object{b.sc.New(ns, i, false)} })
+			start := time.Now()
+			if err := b.createAll(ctx, objs); err != nil {
+				return err
+			}
+			last, err := b.ready.waitAll(ctx, keys, convergeTimeout)
+			if err != nil {
+				return fmt.Errorf("steward, round %d: %w", r, err)
+			}
+			res.Convergence.StewardSeconds = append(res.Convergence.StewardSeconds, last.Sub(start).Seconds())
+			res.Memory.Bulk = append(res.Memory.Bulk, summarize(b.mem.between(start, last)))
+			b.logf("Round %d: Steward converged %d %ss in %.1fs", r+1, b.cfg.N, b.sc.Kind(), last.Sub(start).Seconds())
+			if err := b.quiet(ctx); err != nil {
+				return err
+			}
+			after, err := scrapeRequests(ctx, b.operator)
+			if err != nil {
+				return err
+			}
+			res.addFirstConvergence(after.minus(before), b.cfg.N)
+			if b.firstApp == (client.ObjectKey{}) {
+				b.firstApp = keys[0]
+			}
+		}
+	}
+	return nil
+}
+
+// quiet waits until the operator has sent no request for two seconds.
+func (b *bench) quiet(ctx context.Context) error {
+	prev, err := scrapeRequests(ctx, b.operator)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		time.Sleep(2 * time.Second)
+		cur, err := scrapeRequests(ctx, b.operator)
+		if err != nil {
+			return err
+		}
+		if w, _ := cur.minus(prev).writes(); w == 0 {
+			return nil
+		}
+		prev = cur
+	}
+	return errors.New("the operator never went quiet")
+}
+
+// measureIdle counts the operator's requests while nothing changes.
+func (b *bench) measureIdle(ctx context.Context, res *results) error {
+	if err := b.quiet(ctx); err != nil {
+		return err
+	}
+	b.logf("Idle window of %s", b.cfg.Idle)
+	before, err := scrapeRequests(ctx, b.operator)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(b.cfg.Idle):
+	}
+	after, err := scrapeRequests(ctx, b.operator)
+	if err != nil {
+		return err
+	}
+	d := after.minus(before)
+	res.Idle.Seconds = b.cfg.Idle.Seconds()
+	res.Idle.Writes, res.Idle.LeaseWrites = d.writes()
+	res.Idle.Requests = d
+	res.Memory.Steady = summarize(b.mem.between(start, time.Now()))
+	return nil
+}
+
+// measureUnrelatedMemory adds unrelated ConfigMaps and Secrets and measures
+// the operator's steady memory again.
+func (b *bench) measureUnrelatedMemory(ctx context.Context, res *results) error {
+	nss, err := b.namespaces(ctx, "unrelated", b.cfg.Namespaces)
+	if err != nil {
+		return err
+	}
+	payload := strings.Repeat("x", 1024)
+	var objs []client.Object
+	for i := range b.cfg.UnrelatedConfigMaps {
+		objs = append(objs, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: nss[i%len(nss)], Name: fmt.Sprintf("cm-%05d", i)},
+			Data:       map[string]string{"payload": payload},
+		})
+	}
+	for i := range b.cfg.UnrelatedSecret {
+		objs = append(objs, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: nss[i%len(nss)], Name: fmt.Sprintf("secret-%05d", i)},
+			StringData: map[string]string{"payload": payload},
+		})
+	}
+	b.logf("Creating %d unrelated ConfigMaps and %d unrelated Secrets", b.cfg.UnrelatedConfigMaps, b.cfg.UnrelatedSecret)
+	if err := b.createAll(ctx, objs); err != nil {
+		return err
+	}
+	window := min(b.cfg.Idle, time.Minute)
+	time.Sleep(10 * time.Second)
+	start := time.Now()
+	time.Sleep(window)
+	res.Memory.SteadyWithUnrelated = summarize(b.mem.between(start, time.Now()))
+	return nil
+}
+
+// measureChangeLatency times spec edits until they reach the child, at rest
+// and while a bulk create is under way.
+func (b *bench) measureChangeLatency(ctx context.Context, res *results) error {
+	mark := 0
+	edit := func() (float64, error) {
+		mark++
+		return b.edits.timeEdit(ctx, b.c, b.sc, b.firstApp, mark)
+	}
+	b.logf("Timing %d edits at rest", b.cfg.Edits)
+	for range b.cfg.Edits {
+		ms, err := edit()
+		if err != nil {
+			return err
+		}
+		res.ChangeLatency.AtRestMs = append(res.ChangeLatency.AtRestMs, ms)
+	}
+
+	nss, err := b.namespaces(ctx, "bulk", b.cfg.Namespaces)
+	if err != nil {
+		return err
+	}
+	objs, keys := spread(b.cfg.N, nss, func(ns string, i int) []client.Object { return []client.Object{b.sc.New(ns, i, false)} })
+	created := make(chan error, 1)
+	b.logf("Timing %d edits during a bulk create of %d", b.cfg.Edits, b.cfg.N)
+	go func() { created <- b.createAll(ctx, objs) }()
+	for range b.cfg.Edits {
+		ms, err := edit()
+		if err != nil {
+			return err
+		}
+		res.ChangeLatency.DuringBulkMs = append(res.ChangeLatency.DuringBulkMs, ms)
+	}
+	if err := <-created; err != nil {
+		return err
+	}
+	_, err = b.ready.waitAll(ctx, keys, convergeTimeout)
+	return err
+}
+
+// measureIsolation creates objects that can never become Ready, then times
+// new valid objects to Ready beside them.
+func (b *bench) measureIsolation(ctx context.Context, res *results) error {
+	nss, err := b.namespaces(ctx, "invalid", b.cfg.Namespaces)
+	if err != nil {
+		return err
+	}
+	objs, keys := spread(b.cfg.Invalid, nss, func(ns string, i int) []client.Object { return []client.Object{b.sc.New(ns, i, true)} })
+	b.logf("Creating %d %ss that can never become Ready", b.cfg.Invalid, b.sc.Kind())
+	if err := b.createAll(ctx, objs); err != nil {
+		return err
+	}
+	if _, err := b.waiting.waitAll(ctx, keys, convergeTimeout); err != nil {
+		return err
+	}
+	probe, err := b.namespaces(ctx, "probe", 1)
+	if err != nil {
+		return err
+	}
+	b.logf("Timing %d new %ss to Ready beside them", b.cfg.Probes, b.sc.Kind())
+	for i := range b.cfg.Probes {
+		obj := b.sc.New(probe[0], i, false)
+		start := time.Now()
+		if err := b.c.Create(ctx, obj); err != nil {
+			return err
+		}
+		at, err := b.ready.waitAll(ctx, []client.ObjectKey{client.ObjectKeyFromObject(obj)}, time.Minute)
+		if err != nil {
+			return err
+		}
+		res.Isolation.ReadyMs = append(res.Isolation.ReadyMs, float64(at.Sub(start).Milliseconds()))
+	}
+	res.Isolation.Invalid = b.cfg.Invalid
+	return nil
+}
+
+// writeJSON writes v to path, creating its directory.
+func writeJSON(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, raw, 0o644)
+}

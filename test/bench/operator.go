@@ -1,0 +1,208 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/steward-dev/steward/internal/devenv"
+	"github.com/steward-dev/steward/internal/metrics"
+)
+
+// requestCounts are the operator's API requests, keyed "verb resource".
+type requestCounts map[string]float64
+
+var labelRE = regexp.MustCompile(`(\w+)="([^"]*)"`)
+
+// scrapeRequests reads steward_api_requests_total from the operator.
+func scrapeRequests(ctx context.Context, op *devenv.Operator) (requestCounts, error) {
+	body, err := devenv.Get(ctx, op.MetricsURL)
+	if err != nil {
+		return nil, err
+	}
+	counts := requestCounts{}
+	for line := range strings.SplitSeq(body, "\n") {
+		if !strings.HasPrefix(line, "steward_api_requests_total{") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			return nil, fmt.Errorf("parsing %q: %w", line, err)
+		}
+		labels := map[string]string{}
+		for _, m := range labelRE.FindAllStringSubmatch(line[:i], -1) {
+			labels[m[1]] = m[2]
+		}
+		counts[labels["verb"]+" "+labels["resource"]] += v
+	}
+	return counts, nil
+}
+
+// minus returns the counts made since before.
+func (c requestCounts) minus(before requestCounts) requestCounts {
+	d := requestCounts{}
+	for k, v := range c {
+		if n := v - before[k]; n > 0 {
+			d[k] = n
+		}
+	}
+	return d
+}
+
+// writes sums the write requests, leaving out leader election's Lease
+// renewals, which are counted apart.
+func (c requestCounts) writes() (writes, leases float64) {
+	for k, v := range c {
+		verb, resource, _ := strings.Cut(k, " ")
+		switch {
+		case !metrics.IsWrite(verb):
+		case resource == "leases":
+			leases += v
+		default:
+			writes += v
+		}
+	}
+	return writes, leases
+}
+
+// sorted lists the counts, largest first.
+func (c requestCounts) sorted() []string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return c[keys[i]] > c[keys[j]] || (c[keys[i]] == c[keys[j]] && keys[i] < keys[j]) })
+	return keys
+}
+
+// memSample is the operator's memory at one instant, in MiB.
+type memSample struct {
+	at         time.Time
+	rss, heap  float64
+	peakRSSHWM float64
+}
+
+// sampler records the operator's memory every interval.
+type sampler struct {
+	mu      sync.Mutex
+	samples []memSample
+}
+
+func (s *sampler) run(ctx context.Context, op *devenv.Operator, interval time.Duration) {
+	for {
+		if m, err := sampleMemory(ctx, op); err == nil {
+			s.mu.Lock()
+			s.samples = append(s.samples, m)
+			s.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+// between returns the samples taken in [from, to).
+func (s *sampler) between(from, to time.Time) []memSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []memSample
+	for _, m := range s.samples {
+		if !m.at.Before(from) && m.at.Before(to) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func sampleMemory(ctx context.Context, op *devenv.Operator) (memSample, error) {
+	m := memSample{at: time.Now()}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", op.PID))
+	if err != nil {
+		return m, err
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(fields[1], 64)
+		switch fields[0] {
+		case "VmRSS:":
+			m.rss = kb / 1024
+		case "VmHWM:":
+			m.peakRSSHWM = kb / 1024
+		}
+	}
+	body, err := devenv.Get(ctx, op.MetricsURL)
+	if err != nil {
+		return m, err
+	}
+	for line := range strings.SplitSeq(body, "\n") {
+		if v, ok := strings.CutPrefix(line, "go_memstats_heap_inuse_bytes "); ok {
+			b, _ := strconv.ParseFloat(v, 64)
+			m.heap = b / (1 << 20)
+		}
+	}
+	return m, nil
+}
+
+// memSummary is peak and median memory over a period, in MiB.
+type memSummary struct {
+	PeakRSS    float64 `json:"peakRSSMiB"`
+	MedianRSS  float64 `json:"medianRSSMiB"`
+	PeakHeap   float64 `json:"peakHeapMiB"`
+	MedianHeap float64 `json:"medianHeapMiB"`
+}
+
+func summarize(samples []memSample) memSummary {
+	var s memSummary
+	var rss, heap []float64
+	for _, m := range samples {
+		s.PeakRSS = max(s.PeakRSS, m.rss)
+		s.PeakHeap = max(s.PeakHeap, m.heap)
+		rss = append(rss, m.rss)
+		heap = append(heap, m.heap)
+	}
+	s.MedianRSS = percentile(rss, 50)
+	s.MedianHeap = percentile(heap, 50)
+	return s
+}
+
+// percentile returns the p-th percentile (nearest rank) of xs.
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	rank := int(p/100*float64(len(s))+0.5) - 1
+	return s[min(max(rank, 0), len(s)-1)]
+}

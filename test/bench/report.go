@@ -1,0 +1,244 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// editWatch times spec edits until the child shows them.
+type editWatch struct {
+	sc      Scenario
+	mu      sync.Mutex
+	waiters map[client.ObjectKey]*editWaiter
+}
+
+type editWaiter struct {
+	mark int
+	done chan time.Time
+}
+
+// observe is called with every update of a child.
+func (w *editWatch) observe(child client.Object) {
+	key := client.ObjectKeyFromObject(child)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wt, ok := w.waiters[key]; ok && w.sc.Applied(child, wt.mark) {
+		wt.done <- time.Now()
+		delete(w.waiters, key)
+	}
+}
+
+// timeEdit patches key's spec with mark and returns the milliseconds until
+// its child carries it.
+func (w *editWatch) timeEdit(ctx context.Context, c client.Client, sc Scenario, key client.ObjectKey, mark int) (float64, error) {
+	wt := &editWaiter{mark: mark, done: make(chan time.Time, 1)}
+	w.mu.Lock()
+	w.waiters[key] = wt // children share their owner's name
+	w.mu.Unlock()
+	obj := sc.Empty()
+	obj.SetNamespace(key.Namespace)
+	obj.SetName(key.Name)
+	start := time.Now()
+	if err := c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, sc.Edit(mark))); err != nil {
+		return 0, fmt.Errorf("editing %s: %w", key, err)
+	}
+	select {
+	case at := <-wt.done:
+		return float64(at.Sub(start).Microseconds()) / 1000, nil
+	case <-time.After(time.Minute):
+		return 0, fmt.Errorf("edit %d of %s did not reach its child within a minute", mark, key)
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// results is what one benchmark run reports; it is also the JSON file.
+type results struct {
+	Kind     string `json:"kind"`
+	Settings config `json:"settings"`
+	Nodes    int    `json:"nodes"`
+
+	Convergence struct {
+		StewardSeconds []float64 `json:"stewardSeconds"`
+		RawSeconds     []float64 `json:"rawSeconds"`
+		Ratios         []float64 `json:"ratios"`
+		MedianRatio    float64   `json:"medianRatio"`
+	} `json:"convergence"`
+
+	// FirstConvergence are the operator's requests per object while bulk
+	// creates converge, over every round.
+	FirstConvergence struct {
+		Objects          int                `json:"objects"`
+		RequestsPerObj   map[string]float64 `json:"requestsPerObject"`
+		WritesPerObj     float64            `json:"writesPerObject"`
+		ObjectWritesPer  float64            `json:"objectWritesPerObject"`
+		EventWritesPer   float64            `json:"eventWritesPerObject"`
+		LeaseWritesTotal float64            `json:"leaseWrites"`
+		total            requestCounts
+	} `json:"firstConvergence"`
+
+	Idle struct {
+		Seconds     float64       `json:"seconds"`
+		Writes      float64       `json:"writes"`
+		LeaseWrites float64       `json:"leaseWrites"`
+		Requests    requestCounts `json:"requests"`
+	} `json:"idle"`
+
+	ChangeLatency struct {
+		AtRestMs      []float64 `json:"atRestMs"`
+		DuringBulkMs  []float64 `json:"duringBulkMs"`
+		AtRestP50     float64   `json:"atRestP50Ms"`
+		AtRestP99     float64   `json:"atRestP99Ms"`
+		DuringBulkP50 float64   `json:"duringBulkP50Ms"`
+		DuringBulkP99 float64   `json:"duringBulkP99Ms"`
+	} `json:"changeLatency"`
+
+	Memory struct {
+		Bulk                []memSummary `json:"bulk"`
+		Steady              memSummary   `json:"steady"`
+		SteadyWithUnrelated memSummary   `json:"steadyWithUnrelated"`
+		GrowthRSSMiB        float64      `json:"growthRSSMiB"`
+		GrowthHeapMiB       float64      `json:"growthHeapMiB"`
+	} `json:"memory"`
+
+	Isolation struct {
+		Invalid int       `json:"invalid"`
+		ReadyMs []float64 `json:"readyMs"`
+		P50     float64   `json:"p50Ms"`
+		P99     float64   `json:"p99Ms"`
+	} `json:"isolation"`
+}
+
+func (r *results) addFirstConvergence(d requestCounts, objects int) {
+	fc := &r.FirstConvergence
+	if fc.total == nil {
+		fc.total = requestCounts{}
+	}
+	for k, v := range d {
+		fc.total[k] += v
+	}
+	fc.Objects += objects
+}
+
+// finish derives the ratios, percentiles and per-object figures.
+func (r *results) finish() {
+	c := &r.Convergence
+	for i := range min(len(c.StewardSeconds), len(c.RawSeconds)) {
+		c.Ratios = append(c.Ratios, c.StewardSeconds[i]/c.RawSeconds[i])
+	}
+	c.MedianRatio = percentile(c.Ratios, 50)
+
+	fc := &r.FirstConvergence
+	n := float64(max(fc.Objects, 1))
+	fc.RequestsPerObj = map[string]float64{}
+	for k, v := range fc.total {
+		fc.RequestsPerObj[k] = v / n
+	}
+	writes, leases := fc.total.writes()
+	fc.WritesPerObj = writes / n
+	fc.EventWritesPer = (fc.total["create events"] + fc.total["patch events"]) / n
+	fc.ObjectWritesPer = fc.WritesPerObj - fc.EventWritesPer
+	fc.LeaseWritesTotal = leases
+
+	cl := &r.ChangeLatency
+	cl.AtRestP50, cl.AtRestP99 = percentile(cl.AtRestMs, 50), percentile(cl.AtRestMs, 99)
+	cl.DuringBulkP50, cl.DuringBulkP99 = percentile(cl.DuringBulkMs, 50), percentile(cl.DuringBulkMs, 99)
+
+	m := &r.Memory
+	m.GrowthRSSMiB = m.SteadyWithUnrelated.MedianRSS - m.Steady.MedianRSS
+	m.GrowthHeapMiB = m.SteadyWithUnrelated.MedianHeap - m.Steady.MedianHeap
+
+	r.Isolation.P50, r.Isolation.P99 = percentile(r.Isolation.ReadyMs, 50), percentile(r.Isolation.ReadyMs, 99)
+}
+
+func (r *results) write(path string) error {
+	if err := writeJSON(path, r); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	fmt.Printf("\nJSON results: %s\n", path)
+	return nil
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
+
+func floats(xs []float64, format string) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprintf(format, x)
+	}
+	return strings.Join(parts, " ")
+}
+
+// print writes the readable report.
+func (r *results) print(out io.Writer) {
+	s := r.Settings
+	fmt.Fprintf(out, "\nSteward scale benchmark: %s, N=%d over %d namespaces, %d rounds, create concurrency %d, %d fake nodes\n",
+		r.Kind, s.N, s.Namespaces, s.Rounds, s.Concurrency, r.Nodes)
+	fmt.Fprintf(out, "kube-controller-manager --kube-api-qps=%d --kube-api-burst=%d; operator defaults: no client-side throttle, leader election on\n\n",
+		s.ControllerManagerQPS, s.KCMBurst)
+
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	c := r.Convergence
+	fc := r.FirstConvergence
+	cl := r.ChangeLatency
+	m := r.Memory
+	fmt.Fprintln(w, "measure\tresult\ttarget\t")
+	fmt.Fprintf(w, "1. bulk convergence, Steward / plain client (median of %d)\t%.2fx\t<= 1.5x, %s\t\n", len(c.Ratios), c.MedianRatio, verdict(c.MedianRatio <= 1.5))
+	fmt.Fprintf(w, "   Steward seconds per round\t%s\t\t\n", floats(c.StewardSeconds, "%.1f"))
+	fmt.Fprintf(w, "   plain client seconds per round\t%s\t\t\n", floats(c.RawSeconds, "%.1f"))
+	fmt.Fprintf(w, "3. writes per %s, first convergence\t%.2f (objects %.2f, events %.2f)\t<= 3, %s\t\n",
+		r.Kind, fc.WritesPerObj, fc.ObjectWritesPer, fc.EventWritesPer, verdict(fc.WritesPerObj <= 3))
+	fmt.Fprintf(w, "4. writes in a %.0fs idle window\t%.0f (+%.0f Lease renewals)\t0, %s\t\n", r.Idle.Seconds, r.Idle.Writes, r.Idle.LeaseWrites, verdict(r.Idle.Writes == 0))
+	fmt.Fprintf(w, "5. change latency at rest, p50 / p99\t%.0f / %.0f ms\t\t\n", cl.AtRestP50, cl.AtRestP99)
+	fmt.Fprintf(w, "   change latency during bulk, p50 / p99\t%.0f / %.0f ms\tp99 <= 2000 ms, %s\t\n", cl.DuringBulkP50, cl.DuringBulkP99, verdict(cl.DuringBulkP99 <= 2000))
+	for i, b := range m.Bulk {
+		fmt.Fprintf(w, "6. memory during bulk round %d: peak RSS / heap\t%.0f / %.0f MiB\t\t\n", i+1, b.PeakRSS, b.PeakHeap)
+	}
+	fmt.Fprintf(w, "   steady, median RSS / heap\t%.0f / %.0f MiB\t\t\n", m.Steady.MedianRSS, m.Steady.MedianHeap)
+	fmt.Fprintf(w, "   steady with %d ConfigMaps + %d Secrets unrelated\t%.0f / %.0f MiB\t\t\n", s.UnrelatedConfigMaps, s.UnrelatedSecret, m.SteadyWithUnrelated.MedianRSS, m.SteadyWithUnrelated.MedianHeap)
+	fmt.Fprintf(w, "   growth from unrelated objects, RSS / heap\t%+.1f / %+.1f MiB\t<= 15 MB, %s\t\n", m.GrowthRSSMiB, m.GrowthHeapMiB, verdict(m.GrowthRSSMiB*1.048576 <= 15))
+	fmt.Fprintf(w, "7. new %s to Ready beside %d invalid, p50 / p99\t%.0f / %.0f ms\tp99 <= 2000 ms, %s\t\n", r.Kind, r.Isolation.Invalid, r.Isolation.P50, r.Isolation.P99, verdict(r.Isolation.P99 <= 2000))
+	_ = w.Flush()
+
+	fmt.Fprintf(out, "\n2/3. operator requests per %s during first convergence, by verb and resource:\n", r.Kind)
+	w = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	for _, k := range requestCounts(fc.RequestsPerObj).sorted() {
+		fmt.Fprintf(w, "   %s\t%.3f\t\n", k, fc.RequestsPerObj[k])
+	}
+	_ = w.Flush()
+	if len(r.Idle.Requests) > 0 {
+		fmt.Fprintln(out, "\n4. operator requests in the idle window:")
+		for _, k := range r.Idle.Requests.sorted() {
+			fmt.Fprintf(out, "   %s: %.0f\n", k, r.Idle.Requests[k])
+		}
+	}
+}

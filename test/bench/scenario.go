@@ -1,0 +1,149 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+)
+
+// Scenario is one kind's part of the benchmark. A new kind adds an
+// implementation and a line in scenarios.
+type Scenario interface {
+	// Kind names the kind, e.g. "WebApp".
+	Kind() string
+	// New returns the i-th object to create in namespace ns. With invalid,
+	// the object can never become Ready (it waits for something missing).
+	New(ns string, i int, invalid bool) client.Object
+	// Empty returns an empty object of the kind, for informers.
+	Empty() client.Object
+	// Converged reports whether obj is Ready at its current generation.
+	Converged(obj client.Object) bool
+	// Raw returns the children a plain client creates for the i-th object:
+	// the physical limit the operator is compared with.
+	Raw(ns string, i int) []client.Object
+	// RawConverged reports whether a raw child is ready; children for which
+	// it is not defined return true.
+	RawConverged(obj client.Object) bool
+	// Edit returns a merge patch that changes the spec in a way that must
+	// reach the first raw child's kind (e.g. the Deployment), tagged with
+	// mark, and Applied reports whether a child carries mark.
+	Edit(mark int) []byte
+	Applied(child client.Object, mark int) bool
+	// Child returns an empty object of the kind of child Edit reaches.
+	Child() client.Object
+}
+
+var scenarios = []Scenario{webAppScenario{}}
+
+// webAppScenario measures WebApps against a Deployment and a Service each.
+type webAppScenario struct{}
+
+const editEnv = "BENCH_EDIT"
+
+func (webAppScenario) Kind() string { return "WebApp" }
+
+func (webAppScenario) Empty() client.Object { return &v1alpha1.WebApp{} }
+
+func (webAppScenario) Child() client.Object { return &appsv1.Deployment{} }
+
+func (webAppScenario) New(ns string, i int, invalid bool) client.Object {
+	app := &v1alpha1.WebApp{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%05d", i)},
+		Spec: v1alpha1.WebAppSpec{
+			Image: "registry.example/app:1",
+			Env:   []corev1.EnvVar{{Name: editEnv, Value: "0"}},
+		},
+	}
+	if invalid {
+		app.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "does-not-exist"}}
+	}
+	return app
+}
+
+func (webAppScenario) Converged(obj client.Object) bool {
+	app, ok := obj.(*v1alpha1.WebApp)
+	return ok && app.Status.ObservedGeneration == app.Generation &&
+		meta.IsStatusConditionTrue(app.Status.Conditions, v1alpha1.ConditionReady)
+}
+
+func (webAppScenario) Raw(ns string, i int) []client.Object {
+	name := fmt.Sprintf("raw-%05d", i)
+	labels := map[string]string{"bench.steward.dev/raw": name}
+	return []client.Object{
+		&appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: new(int32(1)),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{
+						Name: "app", Image: "registry.example/app:1",
+						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+						Env:   []corev1.EnvVar{{Name: editEnv, Value: "0"}},
+					}}},
+				},
+			},
+		},
+		&corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			Spec: corev1.ServiceSpec{
+				Selector: labels,
+				Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
+			},
+		},
+	}
+}
+
+func (webAppScenario) RawConverged(obj client.Object) bool {
+	d, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		return true
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	return d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas == want && d.Status.UpdatedReplicas == want
+}
+
+func (webAppScenario) Edit(mark int) []byte {
+	return fmt.Appendf(nil, `{"spec":{"env":[{"name":%q,"value":"%d"}]}}`, editEnv, mark)
+}
+
+func (webAppScenario) Applied(child client.Object, mark int) bool {
+	d, ok := child.(*appsv1.Deployment)
+	if !ok || len(d.Spec.Template.Spec.Containers) == 0 {
+		return false
+	}
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == editEnv {
+			return e.Value == strconv.Itoa(mark)
+		}
+	}
+	return false
+}
