@@ -46,6 +46,9 @@ const (
 	ReasonUnavailable = "Unavailable"
 	// ReasonApplyFailed: the API server refused a child object Steward applied.
 	ReasonApplyFailed = "ApplyFailed"
+	// ReasonReconcileError: a request to the API server failed; Steward retries
+	// with backoff and the message says what failed.
+	ReasonReconcileError = "ReconcileError"
 	// ReasonWaitingForPullSecret: an image pull Secret the spec names does not exist yet.
 	ReasonWaitingForPullSecret = "WaitingForPullSecret"
 )

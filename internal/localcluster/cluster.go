@@ -53,10 +53,11 @@ import (
 )
 
 const (
-	// serviceCIDR is the cluster's Service IP range.
-	serviceCIDR = "10.0.0.0/24"
+	// serviceCIDR is the cluster's Service IP range, large enough for the
+	// tens of thousands of Services a benchmark creates.
+	serviceCIDR = "10.96.0.0/12"
 	// podCIDR is the range kwok gives pod IPs from, apart from serviceCIDR.
-	podCIDR = "10.244.0.0/16"
+	podCIDR = "10.128.0.0/12"
 
 	// startAttempts bounds how often Start tries again after another
 	// process took one of the ports it picked.
@@ -71,7 +72,7 @@ const (
 
 // serviceIP, the first address of serviceCIDR, is the ClusterIP of the
 // kubernetes Service, so the API server's certificate names it.
-var serviceIP = net.IPv4(10, 0, 0, 1)
+var serviceIP = net.IPv4(10, 96, 0, 1)
 
 // Options configures a cluster. The zero value is a minimal cluster: etcd and
 // kube-apiserver.

@@ -110,7 +110,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	obs := observed{waiting: waiting}
 	if waiting == nil {
 		if obs, err = r.reconcileChildren(ctx, app); err != nil {
-			return ctrl.Result{}, err
+			// Retried with backoff; meanwhile the status says what fails.
+			obs = observed{problem: &problem{reason: v1alpha1.ReasonReconcileError, message: err.Error()}}
 		}
 	}
 
@@ -119,7 +120,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	r.announce(app, &status)
-	if err := r.writeStatus(ctx, app, status); err != nil {
+	if werr := r.writeStatus(ctx, app, status); werr != nil {
+		return ctrl.Result{}, errors.Join(err, werr)
+	}
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: retryDelay(obs, status, time.Now())}, nil
