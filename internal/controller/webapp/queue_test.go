@@ -1,0 +1,55 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webapp
+
+import (
+	"context"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+)
+
+func TestSpecChangesGoFirst(t *testing.T) {
+	q := priorityqueue.New[reconcile.Request]("test")
+	defer q.ShutDown()
+	h := specChangesFirst()
+
+	// A status-only update: generation unchanged, nothing enqueued here.
+	old := newApp()
+	statusOnly := old.DeepCopy()
+	statusOnly.Status.Phase = v1alpha1.WebAppRunning
+	h.Update(context.Background(), event.TypedUpdateEvent[client.Object]{ObjectOld: old, ObjectNew: statusOnly}, q)
+	if n := q.Len(); n != 0 {
+		t.Fatalf("status-only update enqueued %d items", n)
+	}
+
+	// Another WebApp waits at the default priority; the edited one overtakes it.
+	q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "prod", Name: "other"}})
+	edited := old.DeepCopy()
+	edited.Generation++
+	h.Update(context.Background(), event.TypedUpdateEvent[client.Object]{ObjectOld: old, ObjectNew: edited}, q)
+
+	item, priority, _ := q.GetWithPriority()
+	if item.Name != "shop" || priority != specChangePriority {
+		t.Errorf("first out: %s at priority %d, want shop at %d", item.Name, priority, specChangePriority)
+	}
+}
