@@ -34,6 +34,7 @@ import (
 	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -106,7 +107,7 @@ func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, 
 
 	u := &unstructured.Unstructured{Object: want}
 	if !exists {
-		if err := a.checkNotTaken(ctx, u, current, ownerUID); err != nil {
+		if err := a.checkNotTaken(ctx, u, ownerUID); err != nil {
 			return Unchanged, err
 		}
 	}
@@ -124,11 +125,10 @@ func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, 
 
 // checkNotTaken looks past the cache, which holds only objects labelled as
 // Steward's, for an object of the same name that belongs to someone else.
-func (a Applier) checkNotTaken(ctx context.Context, u *unstructured.Unstructured, current client.Object, ownerUID types.UID) error {
-	probe, ok := current.DeepCopyObject().(client.Object)
-	if !ok {
-		return fmt.Errorf("copying %T", current)
-	}
+// It reads only the object's metadata.
+func (a Applier) checkNotTaken(ctx context.Context, u *unstructured.Unstructured, ownerUID types.UID) error {
+	probe := &metav1.PartialObjectMetadata{}
+	probe.SetGroupVersionKind(u.GroupVersionKind())
 	err := a.Reader.Get(ctx, client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetName()}, probe)
 	switch {
 	case apierrors.IsNotFound(err):
