@@ -62,8 +62,10 @@ var phases = []string{
 }
 
 // newAppSettle is how long a new WebApp's first status write may be held
-// back while its first rollout is under way.
-const newAppSettle = 2 * time.Second
+// back while its first rollout is under way. It is long enough for a bulk
+// create of thousands of WebApps to converge with one status write each,
+// and short enough that a slow first rollout shows its progress soon.
+const newAppSettle = 30 * time.Second
 
 // minWaitRetry and maxWaitRetry bound the delay between checks for an
 // object a WebApp waits for.
@@ -161,11 +163,11 @@ func (r *Reconciler) checkPullSecrets(ctx context.Context, app *v1alpha1.WebApp)
 }
 
 // settleDelay holds back the first status write of a new WebApp while its
-// first rollout is under way, for at most newAppSettle after creation. On a
-// healthy cluster the WebApp is Ready by then and one status write says so,
-// instead of one per step of the rollout; on a slow one the progress is
-// written when the delay ends. Until the first write, observedGeneration is
-// 0, which kstatus reads as in progress, as it is.
+// first rollout is under way, for at most newAppSettle after creation. A
+// WebApp that becomes Ready, or runs into a problem, is written at once: one
+// status write instead of one per step of the rollout. A slower one has its
+// progress written when the delay ends. Until the first write,
+// observedGeneration is 0, which kstatus reads as in progress, as it is.
 func settleDelay(app *v1alpha1.WebApp, next v1alpha1.WebAppStatus, now time.Time) time.Duration {
 	if app.Status.ObservedGeneration != 0 {
 		return 0

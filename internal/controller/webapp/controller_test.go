@@ -167,11 +167,12 @@ func TestCreatesOwnedChildren(t *testing.T) {
 	waitFor(t, named(&networkingv1.Ingress{}, ns, "shop"), func(i *networkingv1.Ingress) error { return controlledBy(i, app) })
 	waitFor(t, named(&policyv1.PodDisruptionBudget{}, ns, "shop"), func(p *policyv1.PodDisruptionBudget) error { return controlledBy(p, app) })
 
+	markDeploymentReady(t, dep)
 	waitFor(t, app, func(a *v1alpha1.WebApp) error {
-		if a.Status.ObservedGeneration != a.Generation || a.Status.Phase != v1alpha1.WebAppDeploying {
+		if a.Status.ObservedGeneration != a.Generation || a.Status.Phase != v1alpha1.WebAppRunning {
 			return fmt.Errorf("status = %+v", a.Status)
 		}
-		if c := condition(a, v1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionFalse {
+		if c := condition(a, v1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("Ready = %+v", c)
 		}
 		return nil

@@ -205,11 +205,11 @@ func TestSettleDelay(t *testing.T) {
 	running := computeStatus(app, observed{deployment: deployment(1, 1, 1, 1, 1, 1, 1)})
 	waiting := computeStatus(app, observed{waiting: &problem{reason: v1alpha1.ReasonWaitingForPullSecret}})
 
-	if got := settleDelay(app, creating, created.Add(500*time.Millisecond)); got != 1500*time.Millisecond {
-		t.Errorf("creating, 0.5 s old: delay %s, want 1.5s", got)
+	if got := settleDelay(app, creating, created.Add(500*time.Millisecond)); got != newAppSettle-500*time.Millisecond {
+		t.Errorf("creating, 0.5 s old: delay %s, want %s", got, newAppSettle-500*time.Millisecond)
 	}
-	if got := settleDelay(app, creating, created.Add(3*time.Second)); got > 0 {
-		t.Errorf("creating, 3 s old: delay %s, want none", got)
+	if got := settleDelay(app, creating, created.Add(newAppSettle+time.Second)); got > 0 {
+		t.Errorf("creating, past the settle time: delay %s, want none", got)
 	}
 	if got := settleDelay(app, running, created.Add(100*time.Millisecond)); got != 0 {
 		t.Errorf("ready: delay %s, want none", got)
