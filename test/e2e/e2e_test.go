@@ -85,9 +85,15 @@ func run(m *testing.M) (code int) {
 	}
 	code = m.Run()
 
-	// Graceful shutdown: SIGTERM ends the operator cleanly and promptly.
+	// Graceful shutdown: SIGTERM ends the operator cleanly and promptly,
+	// and it releases its Lease so that a successor takes over at once.
 	if err := operator.Stop(20 * time.Second); err != nil {
 		fmt.Fprintln(os.Stderr, "operator shutdown:", err)
+		code = 1
+	}
+	holder, err := devenv.Kubectl(ctx, cluster, nil, "--namespace=default", "get", "lease", "steward.steward.dev", "-o", "jsonpath={.spec.holderIdentity}")
+	if err != nil || holder != "" {
+		fmt.Fprintf(os.Stderr, "the Lease was not released on shutdown: holder %q, %v\n", holder, err)
 		code = 1
 	}
 	if code != 0 {
