@@ -6,8 +6,11 @@ SHELL := /usr/bin/env bash -o pipefail
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN_VERSION ?= v0.23.0
 GOLANGCI_LINT_VERSION ?= v2.15.0
+HELM_VERSION ?= v3.22.0
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+CHART ?= charts/steward
 # The control-plane binaries: etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl and kwok (see hack/kube-bins.sh).
 KUBE_BINS = $(shell hack/kube-bins.sh)
@@ -28,9 +31,11 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the code's markers.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the code's markers, for kustomize and the Helm chart.
 	$(CONTROLLER_GEN) rbac:roleName=steward-manager crd paths=./... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	rm -f $(CHART)/crds/*.yaml && cp config/crd/bases/*.yaml $(CHART)/crds/
+	sed -n '/^rules:/,$$p' config/rbac/role.yaml > $(CHART)/files/rules.yaml
 
 .PHONY: fmt
 fmt: ## Run gofmt.
@@ -41,18 +46,19 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+lint: $(GOLANGCI_LINT) $(HELM) ## Run golangci-lint and helm lint.
 	$(GOLANGCI_LINT) run ./...
+	$(HELM) lint --strict $(CHART)
 
 .PHONY: verify
 verify: generate manifests ## Fail when generated files or formatting are out of date.
 	@test -z "$$(gofmt -s -l $$(git ls-files '*.go'))" || { gofmt -s -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
-	@git diff --exit-code -- api config || { echo "generated files are out of date: run make generate manifests"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config)" || { git status --porcelain -- api config; echo "untracked generated files"; exit 1; }
+	@git diff --exit-code -- api config $(CHART) || { echo "generated files are out of date: run make generate manifests"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config $(CHART))" || { git status --porcelain -- api config $(CHART); echo "untracked generated files"; exit 1; }
 
 .PHONY: test
-test: kube-bins ## Run all tests: unit, envtest and end to end on a local cluster.
-	KUBEBUILDER_ASSETS=$(KUBE_BINS) go test $(GO_TEST_FLAGS) ./...
+test: kube-bins $(HELM) ## Run all tests: unit, envtest and end to end on a local cluster.
+	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: bench
 bench: kube-bins build ## Run the scale benchmark on a local cluster (not part of make test).
@@ -93,6 +99,10 @@ kube-bins: ## Find or build the control-plane binaries (cached in bin/k8s).
 $(CONTROLLER_GEN):
 	GOBIN=$(LOCALBIN)/.tmp go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(LOCALBIN)/.tmp/controller-gen $@
+
+$(HELM):
+	GOBIN=$(LOCALBIN)/.tmp go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	mv $(LOCALBIN)/.tmp/helm $@
 
 $(GOLANGCI_LINT):
 	GOBIN=$(LOCALBIN)/.tmp go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)

@@ -31,14 +31,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/steward-dev/steward/internal/apitest"
 	"github.com/steward-dev/steward/internal/devenv"
 	"github.com/steward-dev/steward/internal/localcluster"
 )
 
 func main() {
+	root, _ := localcluster.RepoRoot() // relative paths when run elsewhere
 	keep := flag.Bool("keep", false, "Keep the cluster and the operator running until Ctrl-C.")
-	operatorBin := flag.String("operator", filepath.Join(apitest.RepoRoot(), "bin", "steward"), "The steward binary; built when missing.")
+	operatorBin := flag.String("operator", filepath.Join(root, "bin", "steward"), "The steward binary; built when missing.")
 	samples := flag.String("samples", "config/samples", "Kustomization of the samples to apply.")
 	flag.Parse()
 

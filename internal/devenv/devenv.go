@@ -33,16 +33,19 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/steward-dev/steward/internal/apitest"
 	"github.com/steward-dev/steward/internal/localcluster"
 )
 
 // Kubectl runs kubectl against the cluster and returns its standard output.
 // stdin may be nil.
 func Kubectl(ctx context.Context, c *localcluster.Cluster, stdin []byte, args ...string) (string, error) {
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		return "", err
+	}
 	cmd := exec.CommandContext(ctx, c.KubectlPath(), args...)
 	cmd.Env = append(os.Environ(), c.Env()...)
-	cmd.Dir = apitest.RepoRoot()
+	cmd.Dir = root
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -65,9 +68,13 @@ func InstallCRDs(ctx context.Context, c *localcluster.Cluster) error {
 
 // BuildOperator builds cmd/steward into dir and returns the binary's path.
 func BuildOperator(ctx context.Context, dir string) (string, error) {
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		return "", err
+	}
 	bin := filepath.Join(dir, "steward")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/steward")
-	cmd.Dir = apitest.RepoRoot()
+	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the operator: %w: %s", err, out)

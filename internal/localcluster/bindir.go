@@ -62,7 +62,7 @@ func BinDir() (string, error) {
 		}
 		looked = append(looked, "$KUBEBUILDER_ASSETS="+dir)
 	}
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		looked = append(looked, fmt.Sprintf("the repository cache (%v)", err))
 	} else {
@@ -95,7 +95,7 @@ func completeBinDir(dir string) bool {
 
 // repoRoot walks up from the working directory to the directory whose go.mod
 // declares modulePath.
-func repoRoot() (string, error) {
+func RepoRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", fmt.Errorf("getting the working directory: %w", err)

@@ -42,7 +42,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/apitest"
 	"github.com/steward-dev/steward/internal/devenv"
 	"github.com/steward-dev/steward/internal/localcluster"
 	"github.com/steward-dev/steward/internal/manager"
@@ -59,6 +58,7 @@ type config struct {
 
 func main() {
 	var cfg config
+	root, _ := localcluster.RepoRoot() // relative paths when run elsewhere
 	flag.IntVar(&cfg.N, "n", 1000, "Objects per bulk create (use 10000 for the large run).")
 	flag.IntVar(&cfg.Namespaces, "namespaces", 4, "Namespaces each bulk create is spread over.")
 	flag.IntVar(&cfg.Concurrency, "concurrency", 16, "Parallel create requests, the same for Steward and the plain client.")
@@ -71,7 +71,7 @@ func main() {
 	flag.DurationVar(&cfg.Idle, "idle", 2*time.Minute, "Idle window in which writes are counted.")
 	flag.IntVar(&cfg.ControllerManagerQPS, "kcm-qps", 500, "kube-controller-manager's --kube-api-qps (its default of 20 would dominate).")
 	flag.IntVar(&cfg.KCMBurst, "kcm-burst", 1000, "kube-controller-manager's --kube-api-burst.")
-	flag.StringVar(&cfg.Out, "out", filepath.Join(apitest.RepoRoot(), "bin", "bench", "results.json"), "Where to write the JSON results.")
+	flag.StringVar(&cfg.Out, "out", filepath.Join(root, "bin", "bench", "results.json"), "Where to write the JSON results.")
 	flag.Parse()
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 

@@ -128,6 +128,14 @@ func kubectl(t *testing.T, stdin string, args ...string) string {
 	return out
 }
 
+// kubectlMayFail runs kubectl and returns its output and error, for
+// commands whose failure is an answer (kubectl auth can-i exits 1 on "no").
+func kubectlMayFail(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return devenv.Kubectl(ctx, cluster, nil, args...)
+}
+
 // eventually polls check until it returns nil or the timeout passes.
 func eventually(t *testing.T, timeout time.Duration, check func() error) {
 	t.Helper()

@@ -1,0 +1,101 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/steward-dev/steward/internal/localcluster"
+)
+
+// helm finds the helm binary: $HELM, or the one make installs in bin/.
+func helm(t *testing.T) string {
+	t.Helper()
+	if h := os.Getenv("HELM"); h != "" {
+		return h
+	}
+	root, _ := localcluster.RepoRoot()
+	if found, _ := filepath.Glob(filepath.Join(root, "bin", "helm-*")); len(found) > 0 {
+		return found[0]
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no helm binary: set HELM or run make test")
+	}
+	t.Skip("no helm binary: set HELM or run make test")
+	return ""
+}
+
+// TestHelmChart installs the chart's rendered manifests into the cluster:
+// the operator's Deployment rolls out (on kwok's fake nodes no container
+// runs, so this proves the manifests, not the image), and its ServiceAccount
+// has the permissions the code asks for and no more.
+func TestHelmChart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var err error
+	cmd := exec.CommandContext(ctx, helm(t), "template", "steward", "charts/steward",
+		"--namespace", "steward-system", "--include-crds", "--set", "image.tag=test")
+	cmd.Dir, err = localcluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+
+	kubectl(t, "", "create", "namespace", "steward-system")
+	kubectl(t, string(rendered), "apply", "--server-side", "-f", "-")
+	ns := "--namespace=steward-system"
+	kubectl(t, "", ns, "rollout", "status", "deployment/steward", "--timeout=60s")
+	args := kubectl(t, "", ns, "get", "deployment", "steward", "-o", "jsonpath={.spec.template.spec.containers[0].args}")
+	for _, want := range []string{"--leader-elect=true", "--webapp-concurrency=10", "--kube-api-qps=-1"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("operator args %s lack %s", args, want)
+		}
+	}
+
+	sa := "--as=system:serviceaccount:steward-system:steward"
+	for _, allowed := range [][]string{
+		{"apply", "deployments.apps"}, {"create", "services"}, {"delete", "ingresses.networking.k8s.io"},
+		{"patch", "webapps.steward.dev", "--subresource=status"}, {"create", "events.events.k8s.io"},
+		{"update", "leases.coordination.k8s.io"}, {"get", "secrets"},
+	} {
+		verb := allowed[0]
+		if verb == "apply" {
+			verb = "patch"
+		}
+		out := kubectl(t, "", append([]string{"auth", "can-i", sa, verb, allowed[1]}, allowed[2:]...)...)
+		if strings.TrimSpace(out) != "yes" {
+			t.Errorf("the operator may not %v: %s", allowed, out)
+		}
+	}
+	for _, denied := range [][]string{
+		{"list", "secrets"}, {"get", "configmaps"}, {"delete", "namespaces"}, {"create", "pods"}, {"update", "webapps.steward.dev"},
+	} {
+		out, _ := kubectlMayFail(append([]string{"auth", "can-i", sa}, denied...)...)
+		if strings.TrimSpace(out) != "no" {
+			t.Errorf("the operator may %v, which it does not need: %s", denied, out)
+		}
+	}
+}
