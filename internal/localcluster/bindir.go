@@ -93,8 +93,8 @@ func completeBinDir(dir string) bool {
 	return err == nil && info.IsDir()
 }
 
-// repoRoot walks up from the working directory to the directory whose go.mod
-// declares modulePath.
+// RepoRoot returns Steward's repository root: the nearest parent of the
+// working directory whose go.mod declares this module.
 func RepoRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
