@@ -54,14 +54,16 @@ func TestHelmChart(t *testing.T) {
 	defer cancel()
 	var err error
 	cmd := exec.CommandContext(ctx, helm(t), "template", "steward", "charts/steward",
-		"--namespace", "steward-system", "--include-crds", "--set", "image.tag=test")
+		"--namespace", "steward-system", "--include-crds", "--set", "image.tag=test", "--kube-version", "1.36.3")
 	cmd.Dir, err = localcluster.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	rendered, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("helm template: %v", err)
+		t.Fatalf("helm template: %v: %s", err, stderr.String())
 	}
 
 	kubectl(t, "", "create", "namespace", "steward-system")
