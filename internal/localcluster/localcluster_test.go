@@ -377,12 +377,9 @@ func TestSweepStale(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 
-	// The owner: a process that has exited.
-	gone := exec.Command("true")
-	if err := gone.Run(); err != nil {
-		t.Fatal(err)
-	}
-	owner := fmt.Sprintf("%d %s\n", gone.Process.Pid, "1")
+	// The owner: this process's PID with another start time, as when the
+	// owner died and its PID was reused.
+	owner := fmt.Sprintf("%d %s\n", os.Getpid(), "1")
 	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(owner), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -401,6 +398,19 @@ func TestSweepStale(t *testing.T) {
 	t.Cleanup(func() { _ = syscall.Kill(-leftover.Process.Pid, syscall.SIGKILL) })
 	if err := recordPID(dir, leftover.Process.Pid, "sh"); err != nil {
 		t.Fatal(err)
+	}
+	// cmd.Start returns once the exec has begun, but the kernel fills in the
+	// new command line a moment later; a real leftover is long past that.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", leftover.Process.Pid))
+		if strings.Contains(string(cmdline), dir) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the leftover's command line never showed the directory: %q", cmdline)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 
 	// A live cluster's directory: owned by this process.
@@ -423,8 +433,10 @@ func TestSweepStale(t *testing.T) {
 	}
 	select {
 	case <-exited:
-	case <-time.After(5 * time.Second):
-		t.Error("the leftover process was not killed")
+	case <-time.After(10 * time.Second):
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", leftover.Process.Pid))
+		t.Errorf("the leftover process %d was not killed; its command line: %q; the directory: %s",
+			leftover.Process.Pid, strings.ReplaceAll(string(cmdline), "\x00", " "), dir)
 	}
 }
 

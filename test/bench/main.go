@@ -41,7 +41,6 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/devenv"
 	"github.com/steward-dev/steward/internal/localcluster"
 	"github.com/steward-dev/steward/internal/manager"
@@ -53,7 +52,7 @@ type config struct {
 	UnrelatedConfigMaps, UnrelatedSecret int
 	Idle                                 time.Duration
 	ControllerManagerQPS, KCMBurst       int
-	Out                                  string
+	Kind, Out                            string
 }
 
 func main() {
@@ -71,6 +70,7 @@ func main() {
 	flag.DurationVar(&cfg.Idle, "idle", 2*time.Minute, "Idle window in which writes are counted.")
 	flag.IntVar(&cfg.ControllerManagerQPS, "kcm-qps", 500, "kube-controller-manager's --kube-api-qps (its default of 20 would dominate).")
 	flag.IntVar(&cfg.KCMBurst, "kcm-burst", 1000, "kube-controller-manager's --kube-api-burst.")
+	flag.StringVar(&cfg.Kind, "kind", scenarios[0].Kind(), "The kind to measure: "+kinds()+".")
 	flag.StringVar(&cfg.Out, "out", filepath.Join(root, "bin", "bench", "results.json"), "Where to write the JSON results.")
 	flag.Parse()
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
@@ -105,7 +105,11 @@ func (b *bench) logf(format string, args ...any) {
 }
 
 func run(ctx context.Context, cfg config) (err error) {
-	b := &bench{cfg: cfg, sc: scenarios[0], began: time.Now()}
+	sc, err := scenario(cfg.Kind)
+	if err != nil {
+		return err
+	}
+	b := &bench{cfg: cfg, sc: sc, began: time.Now()}
 	pods := 2*cfg.Rounds*cfg.N + cfg.N + cfg.Probes + 10
 	nodes := pods/4000 + 2
 	b.logf("Starting a full local cluster: %d fake nodes, kube-controller-manager --kube-api-qps=%d --kube-api-burst=%d", nodes, cfg.ControllerManagerQPS, cfg.KCMBurst)
@@ -146,7 +150,7 @@ func run(ctx context.Context, cfg config) (err error) {
 	if b.ready, err = track(ctx, informers, b.sc.Empty(), b.sc.Converged); err != nil {
 		return err
 	}
-	if b.waiting, err = track(ctx, informers, b.sc.Empty(), waitsForSomething); err != nil {
+	if b.waiting, err = track(ctx, informers, b.sc.Empty(), b.sc.Waiting); err != nil {
 		return err
 	}
 	if b.rawReady, err = track(ctx, informers, b.sc.Child(), b.sc.RawConverged); err != nil {
@@ -173,20 +177,6 @@ func run(ctx context.Context, cfg config) (err error) {
 	res.finish()
 	res.print(os.Stdout)
 	return res.write(cfg.Out)
-}
-
-// waitsForSomething reports objects whose Ready condition says they wait.
-func waitsForSomething(obj client.Object) bool {
-	app, ok := obj.(*v1alpha1.WebApp)
-	if !ok {
-		return false
-	}
-	for _, c := range app.Status.Conditions {
-		if c.Type == v1alpha1.ConditionReady && strings.HasPrefix(c.Reason, "WaitingFor") {
-			return true
-		}
-	}
-	return false
 }
 
 // namespaces creates count namespaces named prefix-0..count-1.

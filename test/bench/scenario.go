@@ -19,6 +19,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +43,8 @@ type Scenario interface {
 	Empty() client.Object
 	// Converged reports whether obj is Ready at its current generation.
 	Converged(obj client.Object) bool
+	// Waiting reports whether an invalid obj has said what it waits for.
+	Waiting(obj client.Object) bool
 	// Raw returns the children a plain client creates for the i-th object:
 	// the physical limit the operator is compared with.
 	Raw(ns string, i int) []client.Object
@@ -57,7 +60,27 @@ type Scenario interface {
 	Child() client.Object
 }
 
+// scenarios are the kinds the benchmark knows.
 var scenarios = []Scenario{webAppScenario{}}
+
+// scenario returns the scenario of kind.
+func scenario(kind string) (Scenario, error) {
+	for _, s := range scenarios {
+		if strings.EqualFold(s.Kind(), kind) {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("no scenario for kind %q; known: %s", kind, kinds())
+}
+
+// kinds lists the scenarios' kinds.
+func kinds() string {
+	var names []string
+	for _, s := range scenarios {
+		names = append(names, s.Kind())
+	}
+	return strings.Join(names, ", ")
+}
 
 // webAppScenario measures WebApps against a Deployment and a Service each.
 type webAppScenario struct{}
@@ -88,6 +111,15 @@ func (webAppScenario) Converged(obj client.Object) bool {
 	app, ok := obj.(*v1alpha1.WebApp)
 	return ok && app.Status.ObservedGeneration == app.Generation &&
 		meta.IsStatusConditionTrue(app.Status.Conditions, v1alpha1.ConditionReady)
+}
+
+func (webAppScenario) Waiting(obj client.Object) bool {
+	app, ok := obj.(*v1alpha1.WebApp)
+	if !ok {
+		return false
+	}
+	c := meta.FindStatusCondition(app.Status.Conditions, v1alpha1.ConditionReady)
+	return c != nil && c.Reason == v1alpha1.ReasonWaitingForPullSecret
 }
 
 func (webAppScenario) Raw(ns string, i int) []client.Object {
