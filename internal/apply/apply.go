@@ -34,7 +34,6 @@ import (
 	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -73,18 +72,19 @@ func (e *Conflict) Error() string {
 type Applier struct {
 	// Client writes, and reads from the cache.
 	Client client.Client
-	// Reader reads from the API server, bypassing the cache. It is used once
-	// per child, before creating it, to find objects the cache cannot see.
+	// Reader reads from the API server, bypassing the cache. It is used when
+	// the cache does not have a child: before creating it, to find an object
+	// of the same name that the cache cannot see (someone else's, or Steward's
+	// own just created and not yet cached).
 	Reader client.Reader
 }
 
 // Apply makes the live object match desired. current holds the live object as
-// read from the cache, or is zero (no UID) when it does not exist; after a
-// write it holds the API server's answer. desired must carry its apiVersion,
-// kind, name and namespace.
-// ownerUID is the UID of the owner that controls the child.
+// read from the cache, or is zero (no UID) when the cache does not have it;
+// afterwards it holds the live object. desired must carry its apiVersion,
+// kind, name and namespace. ownerUID is the UID of the owner that controls
+// the child.
 func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, current client.Object, ownerUID types.UID) (Result, error) {
-	exists := current.GetUID() != ""
 	want, err := toMap(desired)
 	if err != nil {
 		return Unchanged, err
@@ -94,23 +94,20 @@ func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, 
 		return Unchanged, err
 	}
 	setAnnotation(want, HashAnnotation, hash)
-
-	if exists && current.GetAnnotations()[HashAnnotation] == hash {
-		live, err := toMap(current)
-		if err != nil {
-			return Unchanged, err
-		}
-		if Contains(live, want) {
-			return Unchanged, nil
-		}
-	}
-
 	u := &unstructured.Unstructured{Object: want}
+
+	exists := current.GetUID() != ""
 	if !exists {
-		if err := a.checkNotTaken(ctx, u, ownerUID); err != nil {
+		if exists, err = a.lookUp(ctx, u, current, ownerUID); err != nil {
 			return Unchanged, err
 		}
 	}
+	if exists {
+		if ok, err := upToDate(current, want); ok || err != nil {
+			return Unchanged, err
+		}
+	}
+
 	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return Unchanged, fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
@@ -123,22 +120,38 @@ func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, 
 	return Updated, nil
 }
 
-// checkNotTaken looks past the cache, which holds only objects labelled as
-// Steward's, for an object of the same name that belongs to someone else.
-// It reads only the object's metadata.
-func (a Applier) checkNotTaken(ctx context.Context, u *unstructured.Unstructured, ownerUID types.UID) error {
-	probe := &metav1.PartialObjectMetadata{}
-	probe.SetGroupVersionKind(u.GroupVersionKind())
-	err := a.Reader.Get(ctx, client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetName()}, probe)
+// upToDate reports whether the live object carries the desired
+// configuration's hash and every field it sets. Typed objects read from the
+// API server have no apiVersion and kind; they are the desired ones by
+// construction.
+func upToDate(current client.Object, want map[string]any) (bool, error) {
+	hash, _ := want["metadata"].(map[string]any)["annotations"].(map[string]any)[HashAnnotation].(string)
+	if current.GetAnnotations()[HashAnnotation] != hash {
+		return false, nil
+	}
+	live, err := toMap(current)
+	if err != nil {
+		return false, err
+	}
+	live["apiVersion"], live["kind"] = want["apiVersion"], want["kind"]
+	return Contains(live, want), nil
+}
+
+// lookUp reads a child the cache does not have from the API server into
+// current, and reports whether it exists. The cache holds only objects
+// labelled as Steward's and may lag behind Steward's own writes; an object of
+// the child's name that the owner does not control is a Conflict.
+func (a Applier) lookUp(ctx context.Context, u *unstructured.Unstructured, current client.Object, ownerUID types.UID) (bool, error) {
+	err := a.Reader.Get(ctx, client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetName()}, current)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil
+		return false, nil
 	case err != nil:
-		return fmt.Errorf("looking up %s %s: %w", u.GetKind(), u.GetName(), err)
-	case controlledBy(probe, ownerUID):
-		return nil
+		return false, fmt.Errorf("looking up %s %s: %w", u.GetKind(), u.GetName(), err)
+	case controlledBy(current, ownerUID):
+		return true, nil
 	default:
-		return &Conflict{Kind: u.GetKind(), Name: u.GetName()}
+		return false, &Conflict{Kind: u.GetKind(), Name: u.GetName()}
 	}
 }
 

@@ -16,7 +16,12 @@ limitations under the License.
 
 package apply
 
-import "testing"
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 func TestContains(t *testing.T) {
 	tests := []struct {
@@ -72,5 +77,35 @@ func TestHashIsStable(t *testing.T) {
 	b["b"] = 2.0
 	if hc, _ := hashOf(b); hc == ha {
 		t.Errorf("hash did not change with content")
+	}
+}
+
+func TestUpToDate(t *testing.T) {
+	want := map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "web", "annotations": map[string]any{HashAnnotation: "h1"}},
+		"spec":     map[string]any{"type": "ClusterIP"},
+	}
+	live := func(hash string, typ corev1.ServiceType) *corev1.Service {
+		// As read from the API server into a typed object: no TypeMeta,
+		// and fields the server defaulted.
+		return &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "u", Annotations: map[string]string{HashAnnotation: hash}},
+			Spec:       corev1.ServiceSpec{Type: typ, ClusterIP: "10.96.0.10", SessionAffinity: corev1.ServiceAffinityNone},
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		live *corev1.Service
+		want bool
+	}{
+		{"same hash and fields, without apiVersion and kind", live("h1", corev1.ServiceTypeClusterIP), true},
+		{"another hash", live("h0", corev1.ServiceTypeClusterIP), false},
+		{"a drifted field", live("h1", corev1.ServiceTypeNodePort), false},
+	} {
+		got, err := upToDate(tt.live, want)
+		if err != nil || got != tt.want {
+			t.Errorf("%s: upToDate = %v, %v; want %v", tt.name, got, err, tt.want)
+		}
 	}
 }

@@ -76,12 +76,14 @@ func main() {
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, cfg)
+	res, err := run(ctx, cfg)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+	res.print(os.Stdout)
+	fmt.Printf("\nJSON results: %s\n", cfg.Out)
 }
 
 // bench holds what every measure uses.
@@ -104,10 +106,11 @@ func (b *bench) logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(b.began).Seconds(), fmt.Sprintf(format, args...))
 }
 
-func run(ctx context.Context, cfg config) (err error) {
+// run measures, then writes the JSON results to cfg.Out.
+func run(ctx context.Context, cfg config) (res *results, err error) {
 	sc, err := scenario(cfg.Kind)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b := &bench{cfg: cfg, sc: sc, began: time.Now()}
 	pods := 2*cfg.Rounds*cfg.N + cfg.N + cfg.Probes + 10
@@ -117,23 +120,23 @@ func run(ctx context.Context, cfg config) (err error) {
 		Full: true, Nodes: nodes, ControllerManagerQPS: cfg.ControllerManagerQPS, ControllerManagerBurst: cfg.KCMBurst,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { err = errors.Join(err, cluster.Stop()) }()
 	if err := devenv.InstallCRDs(ctx, cluster); err != nil {
-		return err
+		return nil, err
 	}
 	bin, err := devenv.BuildOperator(ctx, cluster.Dir())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	logFile, err := os.Create(filepath.Join(cluster.Dir(), "steward.log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b.operator, err = devenv.StartOperator(ctx, cluster, bin, logFile, "--leader-elect=true")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { err = errors.Join(err, b.operator.Stop(30*time.Second)) }()
 	b.logf("Operator started with its defaults (no client-side throttle, --webapp-concurrency=10, leader election on)")
@@ -141,42 +144,41 @@ func run(ctx context.Context, cfg config) (err error) {
 	restCfg := cluster.RESTConfig()
 	b.c, err = client.New(restCfg, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	informers, err := cache.New(restCfg, cache.Options{Scheme: manager.Scheme(), DefaultTransform: cache.TransformStripManagedFields()})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if b.ready, err = track(ctx, informers, b.sc.Empty(), b.sc.Converged); err != nil {
-		return err
+		return nil, err
 	}
 	if b.waiting, err = track(ctx, informers, b.sc.Empty(), b.sc.Waiting); err != nil {
-		return err
+		return nil, err
 	}
 	if b.rawReady, err = track(ctx, informers, b.sc.Child(), b.sc.RawConverged); err != nil {
-		return err
+		return nil, err
 	}
 	b.edits = &editWatch{sc: b.sc, waiters: map[client.ObjectKey]*editWaiter{}}
 	b.rawReady.onUpdate = b.edits.observe
 	go func() { _ = informers.Start(ctx) }()
 	if !informers.WaitForCacheSync(ctx) {
-		return errors.New("bench informers did not sync")
+		return nil, errors.New("bench informers did not sync")
 	}
 	b.mem = &sampler{}
 	go b.mem.run(ctx, b.operator, 500*time.Millisecond)
 
-	res := &results{Kind: b.sc.Kind(), Settings: cfg, Nodes: nodes}
+	res = &results{Kind: b.sc.Kind(), Settings: cfg, Nodes: nodes}
 	steps := []func(context.Context, *results) error{
 		b.measureConvergence, b.measureIdle, b.measureUnrelatedMemory, b.measureChangeLatency, b.measureIsolation,
 	}
 	for _, step := range steps {
 		if err := step(ctx, res); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	res.finish()
-	res.print(os.Stdout)
-	return res.write(cfg.Out)
+	return res, res.write(cfg.Out)
 }
 
 // namespaces creates count namespaces named prefix-0..count-1.

@@ -33,6 +33,10 @@ import (
 )
 
 // requestCounts are the operator's API requests, keyed "verb resource".
+// Requests that API Priority and Fairness turned away (429, retried by the
+// client) are keyed "throttled verb resource", other failed writes "failed
+// <code> verb resource": they changed nothing. Failed reads (a 404 of a
+// lookup) count as reads.
 type requestCounts map[string]float64
 
 var labelRE = regexp.MustCompile(`(\w+)="([^"]*)"`)
@@ -57,7 +61,14 @@ func scrapeRequests(ctx context.Context, op *devenv.Operator) (requestCounts, er
 		for _, m := range labelRE.FindAllStringSubmatch(line[:i], -1) {
 			labels[m[1]] = m[2]
 		}
-		counts[labels["verb"]+" "+labels["resource"]] += v
+		key := labels["verb"] + " " + labels["resource"]
+		switch code := labels["code"]; {
+		case code == "429":
+			key = "throttled " + key
+		case metrics.IsWrite(labels["verb"]) && !strings.HasPrefix(code, "2"):
+			key = "failed " + code + " " + key
+		}
+		counts[key] += v
 	}
 	return counts, nil
 }

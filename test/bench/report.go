@@ -179,7 +179,6 @@ func (r *results) write(path string) error {
 	if err := writeJSON(path, r); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	fmt.Printf("\nJSON results: %s\n", path)
 	return nil
 }
 
