@@ -46,18 +46,6 @@ const HashAnnotation = "steward.dev/applied-hash"
 // FieldOwner is the field manager of every server-side apply Steward makes.
 const FieldOwner = "steward"
 
-// Result says what Apply did.
-type Result int
-
-const (
-	// Unchanged means the live object already matched; nothing was sent.
-	Unchanged Result = iota
-	// Created means the object did not exist and was created.
-	Created
-	// Updated means the object existed and was changed.
-	Updated
-)
-
 // Conflict is returned when an object with the child's name exists but is not
 // controlled by the owner: Steward never takes over objects it did not create.
 type Conflict struct {
@@ -84,14 +72,14 @@ type Applier struct {
 // afterwards it holds the live object. desired must carry its apiVersion,
 // kind, name and namespace. ownerUID is the UID of the owner that controls
 // the child.
-func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, current client.Object, ownerUID types.UID) (Result, error) {
+func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, current client.Object, ownerUID types.UID) error {
 	want, err := toMap(desired)
 	if err != nil {
-		return Unchanged, err
+		return err
 	}
 	hash, err := hashOf(want)
 	if err != nil {
-		return Unchanged, err
+		return err
 	}
 	setAnnotation(want, HashAnnotation, hash)
 	u := &unstructured.Unstructured{Object: want}
@@ -99,33 +87,29 @@ func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, 
 	exists := current.GetUID() != ""
 	if !exists {
 		if exists, err = a.lookUp(ctx, u, current, ownerUID); err != nil {
-			return Unchanged, err
+			return err
 		}
 	}
 	if exists {
-		if ok, err := upToDate(current, want); ok || err != nil {
-			return Unchanged, err
+		if ok, err := upToDate(current, want, hash); ok || err != nil {
+			return err
 		}
 	}
 
 	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return Unchanged, fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
+		return fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, current); err != nil {
-		return Unchanged, fmt.Errorf("decoding applied %s %s: %w", u.GetKind(), u.GetName(), err)
+		return fmt.Errorf("decoding applied %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
-	if !exists {
-		return Created, nil
-	}
-	return Updated, nil
+	return nil
 }
 
-// upToDate reports whether the live object carries the desired
-// configuration's hash and every field it sets. Typed objects read from the
+// upToDate reports whether the live object carries hash, the desired
+// configuration's, and every field want sets. Typed objects read from the
 // API server have no apiVersion and kind; they are the desired ones by
 // construction.
-func upToDate(current client.Object, want map[string]any) (bool, error) {
-	hash, _ := want["metadata"].(map[string]any)["annotations"].(map[string]any)[HashAnnotation].(string)
+func upToDate(current client.Object, want map[string]any, hash string) (bool, error) {
 	if current.GetAnnotations()[HashAnnotation] != hash {
 		return false, nil
 	}
@@ -157,16 +141,16 @@ func (a Applier) lookUp(ctx context.Context, u *unstructured.Unstructured, curre
 
 // Delete removes obj when it exists (has a UID) and is controlled by the
 // object with ownerUID. Objects that Steward does not control are left alone.
-func (a Applier) Delete(ctx context.Context, obj client.Object, ownerUID types.UID) (bool, error) {
+func (a Applier) Delete(ctx context.Context, obj client.Object, ownerUID types.UID) error {
 	if obj.GetUID() == "" || !controlledBy(obj, ownerUID) {
-		return false, nil
+		return nil
 	}
 	uid := obj.GetUID()
 	err := a.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy("Background"))
 	if client.IgnoreNotFound(err) != nil {
-		return false, fmt.Errorf("deleting %s: %w", obj.GetName(), err)
+		return fmt.Errorf("deleting %s: %w", obj.GetName(), err)
 	}
-	return err == nil, nil
+	return nil
 }
 
 func controlledBy(obj client.Object, ownerUID types.UID) bool {

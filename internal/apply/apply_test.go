@@ -103,7 +103,7 @@ func TestUpToDate(t *testing.T) {
 		{"another hash", live("h0", corev1.ServiceTypeClusterIP), false},
 		{"a drifted field", live("h1", corev1.ServiceTypeNodePort), false},
 	} {
-		got, err := upToDate(tt.live, want)
+		got, err := upToDate(tt.live, want, "h1")
 		if err != nil || got != tt.want {
 			t.Errorf("%s: upToDate = %v, %v; want %v", tt.name, got, err, tt.want)
 		}

@@ -224,12 +224,12 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp
 			return observed{}, fmt.Errorf("reading %T %s: %w", c.live, key, err)
 		}
 		if c.desired == nil {
-			if _, err := applier.Delete(ctx, c.live, app.UID); err != nil {
+			if err := applier.Delete(ctx, c.live, app.UID); err != nil {
 				return observed{}, err
 			}
 			continue
 		}
-		if _, err := applier.Apply(ctx, c.desired, c.live, app.UID); err != nil {
+		if err := applier.Apply(ctx, c.desired, c.live, app.UID); err != nil {
 			if reason, ok := userError(err); ok {
 				return observed{problem: &problem{reason: reason, message: err.Error()}}, nil
 			}
