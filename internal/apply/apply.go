@@ -256,3 +256,15 @@ func setAnnotation(m map[string]any, key, value string) {
 	}
 	ann[key] = value
 }
+
+// Optional turns a nil builder result into a nil interface, so a child the
+// spec does not ask for can be told from one it does.
+func Optional[T any, P interface {
+	*T
+	runtime.ApplyConfiguration
+}](p P) runtime.ApplyConfiguration {
+	if p == nil {
+		return nil
+	}
+	return p
+}

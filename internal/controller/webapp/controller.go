@@ -213,9 +213,9 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp
 	children := []child{
 		{Deployment(app), dep},
 		{Service(app), &corev1.Service{}},
-		{optional(Ingress(app)), &networkingv1.Ingress{}},
-		{optional(HorizontalPodAutoscaler(app)), hpa},
-		{optional(PodDisruptionBudget(app)), &policyv1.PodDisruptionBudget{}},
+		{apply.Optional(Ingress(app)), &networkingv1.Ingress{}},
+		{apply.Optional(HorizontalPodAutoscaler(app)), hpa},
+		{apply.Optional(PodDisruptionBudget(app)), &policyv1.PodDisruptionBudget{}},
 	}
 	applier := apply.Applier{Client: r.Client, Reader: r.APIReader}
 	key := client.ObjectKeyFromObject(app)
@@ -258,17 +258,6 @@ func userError(err error) (string, bool) {
 		return v1alpha1.ReasonApplyFailed, true
 	}
 	return "", false
-}
-
-// optional turns a nil builder result into a nil interface.
-func optional[T any, P interface {
-	*T
-	runtime.ApplyConfiguration
-}](p P) runtime.ApplyConfiguration {
-	if p == nil {
-		return nil
-	}
-	return p
 }
 
 // writeStatus patches the status subresource, and only when it changed.

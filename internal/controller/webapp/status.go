@@ -27,6 +27,7 @@ import (
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/conditions"
 )
 
 // Reasons a Deployment gives in its conditions that Steward passes on.
@@ -196,28 +197,11 @@ func neverReady(app *v1alpha1.WebApp) bool {
 	return c == nil || (c.Status != metav1.ConditionTrue && c.Reason == v1alpha1.ReasonCreating)
 }
 
-// cond is the status, reason and message of one condition.
-type cond struct {
-	status          metav1.ConditionStatus
-	reason, message string
-}
+var (
+	isTrue  = conditions.True
+	isFalse = conditions.False
+)
 
-func isTrue(reason, msg string) cond  { return cond{metav1.ConditionTrue, reason, msg} }
-func isFalse(reason, msg string) cond { return cond{metav1.ConditionFalse, reason, msg} }
-
-// setConditions sets Ready, Progressing and Degraded in one go, so no code
-// path can forget one of them.
-func setConditions(st *v1alpha1.WebAppStatus, gen int64, ready, progressing, degraded cond) {
-	for _, c := range []struct {
-		t string
-		cond
-	}{
-		{v1alpha1.ConditionReady, ready},
-		{v1alpha1.ConditionProgressing, progressing},
-		{v1alpha1.ConditionDegraded, degraded},
-	} {
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-			Type: c.t, Status: c.status, Reason: c.reason, Message: c.message, ObservedGeneration: gen,
-		})
-	}
+func setConditions(st *v1alpha1.WebAppStatus, gen int64, ready, progressing, degraded conditions.Cond) {
+	conditions.Set(&st.Conditions, gen, ready, progressing, degraded)
 }

@@ -1,0 +1,279 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DatabaseEngine names a database server.
+// +kubebuilder:validation:Enum=postgres;mysql;mariadb
+type DatabaseEngine string
+
+const (
+	// EnginePostgres is PostgreSQL.
+	EnginePostgres DatabaseEngine = "postgres"
+	// EngineMySQL is MySQL.
+	EngineMySQL DatabaseEngine = "mysql"
+	// EngineMariaDB is MariaDB.
+	EngineMariaDB DatabaseEngine = "mariadb"
+)
+
+// DatabaseSize is a preset of replicas and compute resources.
+// +kubebuilder:validation:Enum=small;medium;large
+type DatabaseSize string
+
+const (
+	// SizeSmall is 1 replica with 500m CPU and 512Mi memory.
+	SizeSmall DatabaseSize = "small"
+	// SizeMedium is 2 replicas with 1 CPU and 1Gi memory each.
+	SizeMedium DatabaseSize = "medium"
+	// SizeLarge is 3 replicas with 2 CPUs and 2Gi memory each.
+	SizeLarge DatabaseSize = "large"
+)
+
+// DeletionPolicy says what happens to a Database's data when the Database is deleted.
+// +kubebuilder:validation:Enum=Retain;Delete
+type DeletionPolicy string
+
+const (
+	// DeletionRetain keeps the volumes and the credentials Secrets. A Database
+	// created again with the same name adopts them.
+	DeletionRetain DeletionPolicy = "Retain"
+	// DeletionDelete deletes the volumes and the credentials Secrets.
+	DeletionDelete DeletionPolicy = "Delete"
+)
+
+// DatabaseSpec declares a PostgreSQL or MySQL database server with its
+// replicas, storage and credentials.
+// +kubebuilder:validation:XValidation:rule="self.engine != 'postgres' || self.version.matches('^(13|14|15|16|17)([.][0-9]+)?$')",message="version: PostgreSQL versions 13 to 17 are supported, as a major (\"16\") or major.minor (\"16.4\")",fieldPath=".version",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="self.engine != 'mysql' || self.version.matches('^8[.](0|4)([.][0-9]+)?$')",message="version: MySQL 8.0 and 8.4 are supported, e.g. \"8.4\" or \"8.4.3\"",fieldPath=".version",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="self.engine != 'mariadb' || self.version.matches('^(10[.]11|11[.]4)([.][0-9]+)?$')",message="version: MariaDB 10.11 and 11.4 are supported, e.g. \"11.4\" or \"11.4.4\"",fieldPath=".version",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.engine != 'postgres' || self.parameters.all(k, !(k.lowerAscii() in ['port', 'listen_addresses', 'data_directory', 'config_file', 'hba_file', 'ident_file', 'external_pid_file', 'unix_socket_directories', 'wal_level', 'max_wal_senders', 'hot_standby', 'primary_conninfo', 'primary_slot_name', 'restore_command', 'archive_mode', 'archive_command', 'recovery_target', 'password_encryption']))",messageExpression="'parameters: ' + self.parameters.filter(k, k.lowerAscii() in ['port', 'listen_addresses', 'data_directory', 'config_file', 'hba_file', 'ident_file', 'external_pid_file', 'unix_socket_directories', 'wal_level', 'max_wal_senders', 'hot_standby', 'primary_conninfo', 'primary_slot_name', 'restore_command', 'archive_mode', 'archive_command', 'recovery_target', 'password_encryption'])[0] + ' is set by Steward and cannot be overridden'",fieldPath=".parameters",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.engine == 'postgres' || self.parameters.all(k, !(k.lowerAscii().replace('-', '_') in ['port', 'bind_address', 'datadir', 'socket', 'pid_file', 'server_id', 'log_bin', 'relay_log', 'read_only', 'super_read_only', 'skip_networking', 'user', 'gtid_mode', 'enforce_gtid_consistency', 'log_replica_updates', 'log_slave_updates', 'report_host', 'init_file']))",messageExpression="'parameters: ' + self.parameters.filter(k, k.lowerAscii().replace('-', '_') in ['port', 'bind_address', 'datadir', 'socket', 'pid_file', 'server_id', 'log_bin', 'relay_log', 'read_only', 'super_read_only', 'skip_networking', 'user', 'gtid_mode', 'enforce_gtid_consistency', 'log_replica_updates', 'log_slave_updates', 'report_host', 'init_file'])[0] + ' is set by Steward and cannot be overridden'",fieldPath=".parameters",reason=FieldValueForbidden
+type DatabaseSpec struct {
+	// Engine is the database server: postgres, mysql or mariadb. It cannot be
+	// changed after creation.
+	// +optional
+	// +kubebuilder:default=postgres
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="engine cannot be changed: create a new Database and restore a backup into it"
+	Engine DatabaseEngine `json:"engine,omitempty"`
+
+	// Version is the engine version: a major ("16", "8.4", "11.4") or a
+	// major.minor ("16.4", "8.4.3"). Steward runs the engine's official image
+	// of that tag. A minor change rolls out replicas first, then the primary;
+	// a major change is refused with the UpgradeBlocked condition.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	Version string `json:"version"`
+
+	// Image overrides the image derived from engine and version, e.g. for a
+	// mirror. It must run the same engine and version.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image,omitempty"`
+
+	// Size is a preset: small is 1 replica with 500m CPU and 512Mi memory,
+	// medium 2 replicas with 1 CPU and 1Gi, large 3 replicas with 2 CPUs and
+	// 2Gi. Engine settings such as buffer sizes are tuned to the memory.
+	// replicas and resources override the preset.
+	// +optional
+	// +kubebuilder:default=small
+	Size DatabaseSize `json:"size,omitempty"`
+
+	// Replicas is the number of instances: one primary and replicas-1
+	// streaming replicas. Overrides the size preset.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=9
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Resources are each instance's compute requests and limits. Overrides
+	// the size preset; the memory limit (or request) drives engine tuning.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Storage is each instance's volume.
+	// +required
+	Storage DatabaseStorage `json:"storage"`
+
+	// DatabaseName is the database created for the application.
+	// +optional
+	// +kubebuilder:default=app
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z_][a-zA-Z0-9_]*$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="databaseName cannot be changed"
+	DatabaseName string `json:"databaseName,omitempty"`
+
+	// Owner is the application's user; it owns DatabaseName.
+	// +optional
+	// +kubebuilder:default=app
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z_][a-zA-Z0-9_]*$`
+	// +kubebuilder:validation:XValidation:rule="!(self in ['postgres', 'root', 'replicator', 'mysql', 'mariadb.sys', 'mysql.sys'])",message="owner must not be a name the engine or Steward reserves (postgres, root, replicator)"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="owner cannot be changed"
+	Owner string `json:"owner,omitempty"`
+
+	// Parameters are engine settings, e.g. {"work_mem": "16MB"} for
+	// PostgreSQL or {"long_query_time": "2"} for MySQL. They win over the
+	// values tuned to the size. Settings Steward controls (ports, paths,
+	// replication) are rejected. A change that the engine can reload is
+	// reloaded; one that needs a restart rolls the pods one at a time.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=128
+	Parameters map[string]string `json:"parameters,omitempty"`
+
+	// DeletionPolicy is what happens to the data when the Database is
+	// deleted: Retain (the default) keeps the volumes and the credentials
+	// Secrets, and a Database created again with the same name adopts them;
+	// Delete removes them.
+	// +optional
+	// +kubebuilder:default=Retain
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// CredentialsSecretRef names a Secret in the same namespace with keys
+	// "username" and "password" for the owner. Without it Steward generates a
+	// password once and keeps it.
+	// +optional
+	CredentialsSecretRef *corev1.LocalObjectReference `json:"credentialsSecretRef,omitempty"`
+}
+
+// DatabaseStorage is the volume of each instance.
+// +kubebuilder:validation:XValidation:rule="quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0",message="storage.size cannot shrink: volumes can only grow",fieldPath=".size"
+// +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="storage.storageClassName cannot be changed"
+type DatabaseStorage struct {
+	// Size is the volume size, e.g. "10Gi". It can grow when the storage
+	// class allows volume expansion, never shrink.
+	// +required
+	Size resource.Quantity `json:"size"`
+
+	// StorageClassName selects the StorageClass; the cluster default when unset.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// DatabasePhase is a one-word summary of a Database's state.
+// +kubebuilder:validation:Enum=Pending;Creating;Running;Updating;Degraded;Blocked;Deleting
+type DatabasePhase string
+
+const (
+	// DatabasePending means Steward has not created the instances yet.
+	DatabasePending DatabasePhase = "Pending"
+	// DatabaseCreating means the first instances are starting.
+	DatabaseCreating DatabasePhase = "Creating"
+	// DatabaseRunning means every instance runs the desired spec and is ready.
+	DatabaseRunning DatabasePhase = "Running"
+	// DatabaseUpdating means a scale, rollout or volume expansion is in progress.
+	DatabaseUpdating DatabasePhase = "Updating"
+	// DatabaseDegraded means instances are unavailable or a change failed.
+	DatabaseDegraded DatabasePhase = "Degraded"
+	// DatabaseBlocked means the spec asks for a change Steward refuses to
+	// make, such as a major version upgrade in place.
+	DatabaseBlocked DatabasePhase = "Blocked"
+	// DatabaseDeleting means the Database is being deleted.
+	DatabaseDeleting DatabasePhase = "Deleting"
+)
+
+// DatabaseStatus is the observed state of a Database.
+type DatabaseStatus struct {
+	// ObservedGeneration is the metadata.generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Phase summarizes the state.
+	// +optional
+	Phase DatabasePhase `json:"phase,omitempty"`
+
+	// Version is the engine version the instances run.
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// Replicas is the number of instances that exist.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// ReadyReplicas is the number of ready instances.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// Primary is the name of the pod that accepts writes.
+	// +optional
+	Primary string `json:"primary,omitempty"`
+
+	// Endpoint is the read-write address: the DNS name and port of the
+	// Service that selects the primary.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// ReadEndpoint is the read-only address: the DNS name and port of the
+	// Service that selects the replicas. Empty with a single instance.
+	// +optional
+	ReadEndpoint string `json:"readEndpoint,omitempty"`
+
+	// CredentialsSecret names the Secret with the owner's username,
+	// password, host, port, database and a connection uri.
+	// +optional
+	CredentialsSecret string `json:"credentialsSecret,omitempty"`
+
+	// Conditions are Ready, Progressing, Degraded and UpgradeBlocked. Ready
+	// summarizes the others.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Database is a PostgreSQL or MySQL server with generated credentials, tuned
+// configuration, storage, streaming replicas and safe upgrades.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=db,categories=steward
+// +kubebuilder:printcolumn:name="Engine",type=string,JSONPath=".spec.engine"
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=".status.version"
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=".status.replicas"
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=".status.readyReplicas"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=".status.phase"
+// +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=".status.endpoint",priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+type Database struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state.
+	// +required
+	Spec DatabaseSpec `json:"spec"`
+
+	// Status is the observed state, written by Steward.
+	// +optional
+	Status DatabaseStatus `json:"status,omitempty"`
+}
+
+// DatabaseList is a list of Databases.
+// +kubebuilder:object:root=true
+type DatabaseList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the Databases.
+	Items []Database `json:"items"`
+}

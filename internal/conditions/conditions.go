@@ -1,0 +1,62 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+// Package conditions sets the kstatus condition triple every Steward kind
+// reports: Ready summarizes, Progressing and Degraded explain.
+package conditions
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+)
+
+// Cond is the status, reason and message of one condition.
+type Cond struct {
+	Status          metav1.ConditionStatus
+	Reason, Message string
+}
+
+// True is a condition that holds.
+func True(reason, msg string) Cond { return Cond{metav1.ConditionTrue, reason, msg} }
+
+// False is a condition that does not hold.
+func False(reason, msg string) Cond { return Cond{metav1.ConditionFalse, reason, msg} }
+
+// Set sets Ready, Progressing and Degraded in one go, so no code path can
+// forget one of them. Conditions keep their transition time when their
+// status does not change.
+func Set(conds *[]metav1.Condition, gen int64, ready, progressing, degraded Cond) {
+	SetOne(conds, gen, v1alpha1.ConditionReady, ready)
+	SetOne(conds, gen, v1alpha1.ConditionProgressing, progressing)
+	SetOne(conds, gen, v1alpha1.ConditionDegraded, degraded)
+}
+
+// SetOne sets one condition of type t.
+func SetOne(conds *[]metav1.Condition, gen int64, t string, c Cond) {
+	meta.SetStatusCondition(conds, metav1.Condition{
+		Type: t, Status: c.Status, Reason: c.Reason, Message: c.Message, ObservedGeneration: gen,
+	})
+}
+
+// EverTrue reports whether the condition of type t has been True: it is
+// True now, or False for another reason than neverReason.
+func EverTrue(conds []metav1.Condition, t, neverReason string) bool {
+	c := meta.FindStatusCondition(conds, t)
+	return c != nil && (c.Status == metav1.ConditionTrue || c.Reason != neverReason)
+}

@@ -1,0 +1,317 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+// Package database reconciles Databases: credentials Secrets, a rendered
+// configuration, three Services, a StatefulSet of instances run by Steward's
+// instance manager, and a PodDisruptionBudget; and it keeps data on deletion
+// unless the deletion policy says otherwise.
+package database
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/metrics"
+)
+
+// Finalizer holds a deleted Database until its deletion policy is carried
+// out: volumes and Secrets kept (released for adoption) or deleted.
+const Finalizer = "steward.dev/deletion-policy"
+
+// phases are the values of status.phase, in the order metrics list them.
+var phases = []string{
+	string(v1alpha1.DatabasePending), string(v1alpha1.DatabaseCreating), string(v1alpha1.DatabaseRunning),
+	string(v1alpha1.DatabaseUpdating), string(v1alpha1.DatabaseDegraded), string(v1alpha1.DatabaseBlocked),
+	string(v1alpha1.DatabaseDeleting),
+}
+
+// retryUserError is how long to wait before looking again at a problem the
+// user must fix that no watch event may announce (a Secret Steward does not
+// watch, a storage class).
+const retryUserError = time.Minute
+
+// Reconciler makes a Database's children match its spec and reports their state.
+type Reconciler struct {
+	// Client reads from the informer cache and writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server directly.
+	APIReader client.Reader
+	// Recorder emits events on state transitions.
+	Recorder events.EventRecorder
+	// InstanceImage is Steward's own image; its binary is copied into every
+	// database pod to run the instance manager.
+	InstanceImage string
+}
+
+// +kubebuilder:rbac:groups=steward.dev,resources=databases,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=steward.dev,resources=databases/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=steward.dev,resources=databases/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;configmaps;secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one Database's children in line with its spec, then
+// writes its status if that changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	db := &v1alpha1.Database{}
+	if err := r.Client.Get(ctx, req.NamespacedName, db); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !db.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, db)
+	}
+	if !controllerutil.ContainsFinalizer(db, Finalizer) {
+		orig := db.DeepCopy()
+		controllerutil.AddFinalizer(db, Finalizer)
+		if err := r.Client.Patch(ctx, db, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
+		}
+	}
+
+	obs, err := r.reconcileChildren(ctx, db)
+	if err != nil {
+		// Retried with backoff; meanwhile the status says what fails.
+		obs.problem = &problem{reason: v1alpha1.ReasonReconcileError, message: err.Error()}
+	}
+	status := computeStatus(db, obs)
+	r.announce(db, &status)
+	if werr := r.writeStatus(ctx, db, status); werr != nil {
+		return ctrl.Result{}, errors.Join(err, werr)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if obs.problem != nil {
+		return ctrl.Result{RequeueAfter: retryUserError}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileChildren applies every child in order: credentials first (the
+// pods read them), configuration, Services, the StatefulSet, the
+// PodDisruptionBudget; then labels the pods with their roles and grows
+// volumes. A major version change stops it before anything is written.
+func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Database) (observed, error) {
+	eng, err := engine.Get(string(db.Spec.Engine))
+	if err != nil {
+		return observed{problem: &problem{reason: ReasonInvalidSpec, message: err.Error()}}, nil
+	}
+	if p := validate(db, eng); p != nil {
+		return observed{problem: p}, nil
+	}
+	key := client.ObjectKeyFromObject(db)
+	sts := &appsv1.StatefulSet{}
+	if err := r.get(ctx, key, sts); err != nil {
+		return observed{}, err
+	}
+	obs := observed{}
+	if sts.UID != "" {
+		obs.statefulSet = sts
+	}
+	if p := upgradeBlocked(db, obs.statefulSet); p != nil {
+		obs.blocked = p
+		return obs, nil
+	}
+
+	applier := apply.Applier{Client: r.Client, Reader: r.APIReader}
+	p, err := r.reconcileCredentials(ctx, db, applier)
+	if p != nil || err != nil {
+		obs.problem = p
+		return obs, err
+	}
+	files, err := eng.Render(Tuning(db))
+	if err != nil {
+		obs.problem = &problem{reason: ReasonInvalidParameters, message: err.Error()}
+		return obs, nil
+	}
+	claimSize := db.Spec.Storage.Size
+	if obs.statefulSet != nil {
+		claimSize = templateClaimSize(obs.statefulSet, claimSize)
+	}
+	children := []child{{ConfigMap(db, files), &corev1.ConfigMap{}}}
+	for _, svc := range Services(db) {
+		children = append(children, child{svc, &corev1.Service{}})
+	}
+	children = append(children,
+		child{StatefulSet(db, eng, r.InstanceImage, claimSize), sts},
+		child{apply.Optional(PodDisruptionBudget(db)), &policyv1.PodDisruptionBudget{}},
+	)
+	for _, c := range children {
+		if p, err := r.applyChild(ctx, db, applier, c); p != nil || err != nil {
+			obs.problem = p
+			return obs, err
+		}
+	}
+	obs.statefulSet = sts
+
+	if err := r.labelRoles(ctx, db); err != nil {
+		return obs, err
+	}
+	obs.storage, err = r.growVolumes(ctx, db)
+	if err != nil {
+		return obs, err
+	}
+	if obs.storage != nil && obs.storage.problem != nil {
+		obs.problem = obs.storage.problem
+	}
+	return obs, nil
+}
+
+// child pairs the desired state of one child with its live object.
+type child struct {
+	// desired is nil when the spec no longer asks for the child.
+	desired runtime.ApplyConfiguration
+	// live is an empty object of the child's type, or the child read already.
+	live client.Object
+}
+
+func (r *Reconciler) applyChild(ctx context.Context, db *v1alpha1.Database, applier apply.Applier, c child) (*problem, error) {
+	key := client.ObjectKey{Namespace: db.Namespace, Name: db.Name}
+	if named, ok := c.desired.(interface{ GetName() *string }); ok && named.GetName() != nil {
+		key.Name = *named.GetName()
+	}
+	if c.live.GetUID() == "" {
+		if err := r.Client.Get(ctx, key, c.live); client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("reading %T %s: %w", c.live, key, err)
+		}
+	}
+	if c.desired == nil {
+		return nil, applier.Delete(ctx, c.live, db.UID)
+	}
+	err := applier.Apply(ctx, c.desired.(runtime.ApplyConfiguration), c.live, db.UID)
+	if reason, ok := userError(err); ok {
+		return &problem{reason: reason, message: err.Error()}, nil
+	}
+	return nil, err
+}
+
+// get reads from the cache and treats NotFound as an empty object.
+func (r *Reconciler) get(ctx context.Context, key client.ObjectKey, obj client.Object) error {
+	if err := r.Client.Get(ctx, key, obj); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("reading %T %s: %w", obj, key, err)
+	}
+	return nil
+}
+
+// templateClaimSize is the storage request of the StatefulSet's volume
+// claim template, which cannot change after creation.
+func templateClaimSize(sts *appsv1.StatefulSet, fallback resource.Quantity) resource.Quantity {
+	for _, t := range sts.Spec.VolumeClaimTemplates {
+		if t.Name == dataVolume {
+			if q, ok := t.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
+				return q
+			}
+		}
+	}
+	return fallback
+}
+
+// userError tells problems that only the user can fix, and their condition
+// reason, from transient ones.
+func userError(err error) (string, bool) {
+	var conflict *apply.Conflict
+	switch {
+	case err == nil:
+		return "", false
+	case errors.As(err, &conflict):
+		return ReasonNameConflict, true
+	case apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err):
+		return v1alpha1.ReasonApplyFailed, true
+	}
+	return "", false
+}
+
+// writeStatus patches the status subresource, and only when it changed.
+func (r *Reconciler) writeStatus(ctx context.Context, db *v1alpha1.Database, status v1alpha1.DatabaseStatus) error {
+	if equality.Semantic.DeepEqual(db.Status, status) {
+		return nil
+	}
+	orig := db.DeepCopy()
+	db.Status = status
+	if err := r.Client.Status().Patch(ctx, db, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("writing status of Database %s: %w", db.Name, err)
+	}
+	log.FromContext(ctx).V(1).Info("Status updated", "phase", status.Phase, "ready", status.ReadyReplicas)
+	return nil
+}
+
+// byDatabaseLabel maps a pod or volume claim to the Database it belongs to.
+func byDatabaseLabel(_ context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetLabels()[LabelDatabase]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+}
+
+// SetupWithManager registers the reconciler, watching Databases, their
+// children, pods and volume claims, and the steward_databases{phase} metric.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	reader := mgr.GetCache()
+	err := metrics.RegisterPhases("databases", "Database", phases, func(ctx context.Context) (map[string]int, error) {
+		list := &v1alpha1.DatabaseList{}
+		if err := reader.List(ctx, list); err != nil {
+			return nil, err
+		}
+		counts := map[string]int{}
+		for i := range list.Items {
+			counts[string(list.Items[i].Status.Phase)]++
+		}
+		return counts, nil
+	})
+	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
+		return fmt.Errorf("registering Database metrics: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Database{}).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Secret{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(byDatabaseLabel)).
+		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(byDatabaseLabel)).
+		WithOptions(opts).
+		Complete(r)
+}

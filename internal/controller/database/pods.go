@@ -1,0 +1,143 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package database
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/engine"
+)
+
+// roleOf is a pod's part in replication: ordinal 0 is the primary.
+func roleOf(db *v1alpha1.Database, pod string) engine.Role {
+	if pod == PrimaryPod(db) {
+		return engine.RolePrimary
+	}
+	return engine.RoleReplica
+}
+
+// labelRoles puts the steward.dev/role label on every pod of the Database,
+// which the read-write and read-only Services select on.
+func (r *Reconciler) labelRoles(ctx context.Context, db *v1alpha1.Database) error {
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(db.Namespace), client.MatchingLabels(SelectorLabels(db))); err != nil {
+		return fmt.Errorf("listing pods: %w", err)
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		role := string(roleOf(db, pod.Name))
+		if pod.Labels[LabelRole] == role || !pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, LabelRole, role)
+		if err := r.Client.Patch(ctx, pod, client.RawPatch(client.Merge.Type(), patch)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("labelling pod %s as %s: %w", pod.Name, role, err)
+		}
+	}
+	return nil
+}
+
+// growVolumes asks every volume of the Database that is smaller than
+// spec.storage.size to grow, when its storage class allows expansion.
+// Volume claim templates cannot change, so each claim is patched.
+func (r *Reconciler) growVolumes(ctx context.Context, db *v1alpha1.Database) (*storageState, error) {
+	claims := &corev1.PersistentVolumeClaimList{}
+	if err := r.Client.List(ctx, claims, client.InNamespace(db.Namespace), client.MatchingLabels(SelectorLabels(db))); err != nil {
+		return nil, fmt.Errorf("listing volume claims: %w", err)
+	}
+	want := db.Spec.Storage.Size
+	state := &storageState{}
+	allowed := map[string]bool{}
+	for i := range claims.Items {
+		pvc := &claims.Items[i]
+		if !isInstanceClaim(db, pvc.Name) || !pvc.DeletionTimestamp.IsZero() {
+			continue
+		}
+		requested := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+		if requested.Cmp(want) >= 0 {
+			if capacity, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok && capacity.Cmp(requested) < 0 {
+				state.growing++
+			}
+			continue
+		}
+		class := ""
+		if pvc.Spec.StorageClassName != nil {
+			class = *pvc.Spec.StorageClassName
+		}
+		ok, known := allowed[class]
+		if !known {
+			var err error
+			if ok, err = r.expansionAllowed(ctx, class); err != nil {
+				return nil, err
+			}
+			allowed[class] = ok
+		}
+		if !ok {
+			state.problem = &problem{reason: ReasonExpansionNotSupported, message: fmt.Sprintf(
+				"volume %s cannot grow from %s to %s: storage class %q does not allow volume expansion",
+				pvc.Name, requested.String(), want.String(), class)}
+			return state, nil
+		}
+		patch := fmt.Appendf(nil, `{"spec":{"resources":{"requests":{"storage":%q}}}}`, want.String())
+		if err := r.Client.Patch(ctx, pvc, client.RawPatch(client.Merge.Type(), patch)); err != nil {
+			return nil, fmt.Errorf("growing volume %s to %s: %w", pvc.Name, want.String(), err)
+		}
+		state.growing++
+	}
+	if state.growing == 0 {
+		return nil, nil
+	}
+	return state, nil
+}
+
+// isInstanceClaim reports whether a claim is the data volume of one of the
+// Database's instances: data-<name>-<ordinal>.
+func isInstanceClaim(db *v1alpha1.Database, claim string) bool {
+	ordinal, ok := strings.CutPrefix(claim, dataVolume+"-"+db.Name+"-")
+	if !ok {
+		return false
+	}
+	_, err := strconv.ParseUint(ordinal, 10, 32)
+	return err == nil
+}
+
+// expansionAllowed reads the storage class; classes are read rarely, only
+// when a volume must grow, so they are not cached.
+func (r *Reconciler) expansionAllowed(ctx context.Context, class string) (bool, error) {
+	if class == "" {
+		return false, nil
+	}
+	sc := &storagev1.StorageClass{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Name: class}, sc)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading storage class %s: %w", class, err)
+	}
+	return sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion, nil
+}

@@ -1,0 +1,265 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package database
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/metrics"
+)
+
+// Condition types and reasons of Databases, beside the shared ones.
+const (
+	// ConditionUpgradeBlocked is True while the spec asks for a version
+	// change Steward will not make in place.
+	ConditionUpgradeBlocked = "UpgradeBlocked"
+
+	// ReasonUpgradeBlocked: a major version change was asked for.
+	ReasonUpgradeBlocked = "UpgradeBlocked"
+	// ReasonNoUpgradePending: the spec's version can be run in place.
+	ReasonNoUpgradePending = "NoUpgradePending"
+	// ReasonNameConflict: a child's name is taken by an object Steward does
+	// not manage.
+	ReasonNameConflict = "NameConflict"
+	// ReasonInvalidSpec: the spec names an engine or version Steward does
+	// not support.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonInvalidParameters: spec.parameters sets a key Steward controls,
+	// or a value the engine cannot take.
+	ReasonInvalidParameters = "InvalidParameters"
+	// ReasonCredentialsNotFound: the Secret in spec.credentialsSecretRef is
+	// missing or lacks username or password.
+	ReasonCredentialsNotFound = "CredentialsNotFound"
+	// ReasonScaling: instances are being added or removed.
+	ReasonScaling = "Scaling"
+	// ReasonExpandingStorage: volumes are growing to spec.storage.size.
+	ReasonExpandingStorage = "ExpandingStorage"
+	// ReasonExpansionNotSupported: the volumes' storage class does not
+	// allow expansion.
+	ReasonExpansionNotSupported = "ExpansionNotSupported"
+)
+
+// observed is what a reconcile saw of a Database's children.
+type observed struct {
+	// statefulSet is nil when it does not exist yet.
+	statefulSet *appsv1.StatefulSet
+	// storage is the state of volume expansion, nil when nothing grows.
+	storage *storageState
+	// blocked is set when a version change is refused.
+	blocked *problem
+	// problem is something the user must fix, or a failing request.
+	problem *problem
+}
+
+// problem is a condition reason and message.
+type problem struct {
+	reason, message string
+}
+
+// storageState counts volumes that are smaller than spec.storage.size.
+type storageState struct {
+	// growing volumes have been asked to grow and have not yet.
+	growing int
+	problem *problem
+}
+
+// validate checks what admission cannot: the engine's own rules, of which
+// the CRD's validation covers the common cases.
+func validate(db *v1alpha1.Database, eng engine.Engine) *problem {
+	var controlled []string
+	for k := range db.Spec.Parameters {
+		if eng.Controlled(k) {
+			controlled = append(controlled, k)
+		}
+	}
+	if len(controlled) > 0 {
+		return &problem{reason: ReasonInvalidParameters,
+			message: fmt.Sprintf("parameters %s are set by Steward and cannot be overridden", strings.Join(slices.Sorted(slices.Values(controlled)), ", "))}
+	}
+	major := Major(db.Spec.Engine, db.Spec.Version)
+	for _, v := range eng.Versions() {
+		if Major(db.Spec.Engine, v) == major {
+			return nil
+		}
+	}
+	return &problem{reason: ReasonInvalidSpec,
+		message: fmt.Sprintf("%s version %s is not supported; supported: %s", db.Spec.Engine, db.Spec.Version, strings.Join(eng.Versions(), ", "))}
+}
+
+// upgradeBlocked refuses a change of major version: the data files of one
+// major cannot be opened by the next. The running version is the one the
+// StatefulSet was last applied with.
+func upgradeBlocked(db *v1alpha1.Database, sts *appsv1.StatefulSet) *problem {
+	if sts == nil {
+		return nil
+	}
+	running := sts.Annotations[AnnotationVersion]
+	if running == "" || Major(db.Spec.Engine, running) == Major(db.Spec.Engine, db.Spec.Version) {
+		return nil
+	}
+	return &problem{reason: ReasonUpgradeBlocked, message: fmt.Sprintf(
+		"Version %s runs; %s is a new major version, which cannot be upgraded in place. "+
+			"Take a backup, create a new Database with version %s and spec.bootstrap.fromBackup naming it, "+
+			"then move the applications over; or set spec.version back to %s. Nothing was changed.",
+		running, db.Spec.Version, db.Spec.Version, running)}
+}
+
+// computeStatus derives a Database's status from its spec, its previous
+// status and its children. It is pure.
+func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus {
+	st := *db.Status.DeepCopy()
+	gen := db.Generation
+	want := Replicas(db)
+	st.Endpoint = Endpoint(db)
+	st.ReadEndpoint = ReadEndpoint(db)
+	st.CredentialsSecret = CredentialsName(db)
+	if sts := obs.statefulSet; sts != nil {
+		st.Replicas = sts.Status.Replicas
+		st.ReadyReplicas = sts.Status.ReadyReplicas
+		st.Primary = PrimaryPod(db)
+		if st.Version == "" {
+			st.Version = sts.Annotations[AnnotationVersion]
+		}
+	}
+
+	if b := obs.blocked; b != nil {
+		st.ObservedGeneration = gen
+		st.Phase = v1alpha1.DatabaseBlocked
+		conditions.SetOne(&st.Conditions, gen, ConditionUpgradeBlocked, conditions.True(b.reason, b.message))
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(b.reason, b.message),
+			conditions.False(b.reason, b.message),
+			conditions.True(b.reason, b.message))
+		return st
+	}
+	conditions.SetOne(&st.Conditions, gen, ConditionUpgradeBlocked, conditions.False(ReasonNoUpgradePending, ""))
+
+	if p := obs.problem; p != nil {
+		st.Phase = v1alpha1.DatabaseDegraded
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(p.reason, p.message),
+			conditions.False(p.reason, p.message),
+			conditions.True(p.reason, p.message))
+		return st
+	}
+	st.ObservedGeneration = gen
+
+	sts := obs.statefulSet
+	if sts == nil {
+		st.Phase = v1alpha1.DatabasePending
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(v1alpha1.ReasonCreating, "Waiting for the StatefulSet to be created"),
+			conditions.True(v1alpha1.ReasonCreating, "Creating the StatefulSet"),
+			conditions.False(v1alpha1.ReasonHealthy, ""))
+		return st
+	}
+
+	s := sts.Status
+	rolledOut := s.ObservedGeneration >= sts.Generation && s.Replicas == want && s.UpdatedReplicas == want &&
+		(s.UpdateRevision == "" || s.CurrentRevision == s.UpdateRevision)
+	growing := obs.storage != nil && obs.storage.growing > 0
+	progress := fmt.Sprintf("%d of %d instances updated, %d ready", s.UpdatedReplicas, want, s.ReadyReplicas)
+	switch {
+	case rolledOut && s.ReadyReplicas >= want && !growing:
+		st.Phase = v1alpha1.DatabaseRunning
+		st.Version = db.Spec.Version
+		conditions.Set(&st.Conditions, gen,
+			conditions.True(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d instances ready", s.ReadyReplicas, want)),
+			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
+			conditions.False(v1alpha1.ReasonHealthy, ""))
+	case rolledOut && s.ReadyReplicas < want && everReady(db):
+		// Every instance runs the current spec, yet some are not ready:
+		// they crashed or fail their probes.
+		msg := fmt.Sprintf("%d of %d instances ready", s.ReadyReplicas, want)
+		st.Phase = v1alpha1.DatabaseDegraded
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(v1alpha1.ReasonUnavailable, msg),
+			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
+			conditions.True(v1alpha1.ReasonUnavailable, msg))
+	default:
+		reason := v1alpha1.ReasonCreating
+		st.Phase = v1alpha1.DatabaseCreating
+		if everReady(db) {
+			st.Phase = v1alpha1.DatabaseUpdating
+			switch {
+			case rolledOut && growing:
+				reason = ReasonExpandingStorage
+				progress = fmt.Sprintf("%d volumes growing to %s", obs.storage.growing, db.Spec.Storage.Size.String())
+			case s.Replicas != want || (sts.Spec.Replicas != nil && *sts.Spec.Replicas != s.Replicas):
+				reason = ReasonScaling
+			default:
+				reason = v1alpha1.ReasonRollingOut
+			}
+		}
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(reason, progress),
+			conditions.True(reason, progress),
+			conditions.False(v1alpha1.ReasonHealthy, ""))
+	}
+	return st
+}
+
+// everReady reports whether the Database has been Ready once.
+func everReady(db *v1alpha1.Database) bool {
+	return conditions.EverTrue(db.Status.Conditions, v1alpha1.ConditionReady, v1alpha1.ReasonCreating)
+}
+
+// Event reasons. Events are emitted on state transitions only.
+const (
+	// EventAvailable: the Database became Ready.
+	EventAvailable = "Available"
+	// EventAdopted: a Secret kept from an earlier Database of the same name
+	// was adopted.
+	EventAdopted = "Adopted"
+	// EventRetained: the Database was deleted and its data kept.
+	EventRetained = "DataRetained"
+	// EventDeleted: the Database was deleted with its data.
+	EventDeleted = "DataDeleted"
+)
+
+// announce emits events and metrics for the transition from the current
+// status to next.
+func (r *Reconciler) announce(db *v1alpha1.Database, next *v1alpha1.DatabaseStatus) {
+	prev := &db.Status
+	if prev.Phase == next.Phase {
+		return
+	}
+	ready := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionReady)
+	switch next.Phase {
+	case v1alpha1.DatabaseRunning:
+		if !everReady(db) {
+			metrics.ObserveFirstReady("Database", db.CreationTimestamp.Time)
+		}
+		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, EventAvailable, "Deploy",
+			"Database %s %s is available at %s: %s", db.Spec.Engine, next.Version, next.Endpoint, ready.Message)
+	case v1alpha1.DatabaseDegraded, v1alpha1.DatabaseBlocked:
+		degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
+		r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, degraded.Reason, "Deploy", "%s", degraded.Message)
+	case v1alpha1.DatabaseUpdating:
+		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, ready.Reason, "Deploy", "%s", ready.Message)
+	}
+}
