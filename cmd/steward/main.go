@@ -50,6 +50,8 @@ func run() error {
 	qps := fs.Float64("kube-api-qps", float64(opts.QPS), "Client-side rate limit in queries per second; negative turns it off and leaves protection to API Priority and Fairness.")
 	fs.IntVar(&opts.Burst, "kube-api-burst", opts.Burst, "Client-side burst, used when --kube-api-qps is not negative.")
 	fs.IntVar(&opts.WebAppConcurrency, "webapp-concurrency", opts.WebAppConcurrency, "Number of WebApps reconciled in parallel.")
+	fs.IntVar(&opts.DatabaseConcurrency, "database-concurrency", opts.DatabaseConcurrency, "Number of Databases reconciled in parallel.")
+	fs.StringVar(&opts.InstanceImage, "instance-image", opts.InstanceImage, "Steward's image, from which database pods copy the instance manager; normally the operator's own image.")
 	fs.DurationVar(&opts.GracefulShutdownTimeout, "graceful-shutdown-timeout", opts.GracefulShutdownTimeout, "How long reconciles in flight may take to finish on shutdown.")
 	logFormat := fs.String("log-format", "json", "Log format: json or console.")
 	logLevel := fs.Int("log-level", 0, "Log verbosity: 0 for info, 1 or more for debug.")

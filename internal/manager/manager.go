@@ -40,6 +40,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/controller/webapp"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
@@ -70,6 +71,13 @@ type Options struct {
 	// WebAppConcurrency is the number of WebApps reconciled in parallel.
 	WebAppConcurrency int
 
+	// DatabaseConcurrency is the number of Databases reconciled in parallel.
+	DatabaseConcurrency int
+
+	// InstanceImage is Steward's own image, whose binary database pods run
+	// as their instance manager.
+	InstanceImage string
+
 	// GracefulShutdownTimeout bounds how long running reconciles may take to
 	// finish on shutdown.
 	GracefulShutdownTimeout time.Duration
@@ -88,9 +96,15 @@ func DefaultOptions() Options {
 		QPS:                     -1,
 		Burst:                   1000,
 		WebAppConcurrency:       10,
+		DatabaseConcurrency:     4,
+		InstanceImage:           DefaultInstanceImage,
 		GracefulShutdownTimeout: 30 * time.Second,
 	}
 }
+
+// DefaultInstanceImage is the image database pods copy the instance manager
+// from when --instance-image is not given.
+const DefaultInstanceImage = "ghcr.io/steward-dev/steward:latest"
 
 // Scheme knows the built-in kinds and Steward's.
 func Scheme() *runtime.Scheme {
@@ -113,6 +127,11 @@ func managedKinds() []client.Object {
 		&networkingv1.Ingress{},
 		&autoscalingv2.HorizontalPodAutoscaler{},
 		&policyv1.PodDisruptionBudget{},
+		&appsv1.StatefulSet{},
+		&corev1.ConfigMap{},
+		&corev1.Secret{},
+		&corev1.PersistentVolumeClaim{},
+		&corev1.Pod{},
 	}
 }
 
@@ -170,6 +189,15 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.WebAppConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the WebApp controller: %w", err)
+	}
+	err = (&database.Reconciler{
+		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetAPIReader(),
+		Recorder:      mgr.GetEventRecorder("steward"),
+		InstanceImage: opts.InstanceImage,
+	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.DatabaseConcurrency})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the Database controller: %w", err)
 	}
 	return mgr, nil
 }
