@@ -157,7 +157,7 @@ func init() {
 		shared_buffers shared_memory_type shared_preload_libraries
 		superuser_reserved_connections track_activity_query_size track_commit_timestamp
 		unix_socket_directories unix_socket_group unix_socket_permissions wal_buffers
-		wal_decode_buffer_size wal_level wal_log_hints
+		wal_decode_buffer_size wal_level wal_log_hints ignore_invalid_pages
 		config_file restore_command primary_conninfo primary_slot_name
 		reserved_connections debug_io_direct max_notify_queue_pages
 		commit_timestamp_buffers multixact_member_buffers multixact_offset_buffers
@@ -199,12 +199,12 @@ func (e *Engine) Render(t engine.Tuning) (map[string]string, error) {
 	var b strings.Builder
 	b.WriteString("# Rendered by Steward. Do not edit: changes are overwritten.\n")
 	b.WriteString("# data_directory, config_file, hba_file, ident_file, port, listen_addresses,\n")
-	b.WriteString("# unix_socket_directories and primary_conninfo are given on the command line.\n\n")
+	b.WriteString("# unix_socket_directories and primary_conninfo are given on the command line\n")
+	b.WriteString("# and win over this file; listen_addresses and unix_socket_directories are\n")
+	b.WriteString("# not set here because a differing value would show as pending a restart.\n\n")
 	b.WriteString("# Set by Steward\n")
 	fixed := [][2]string{
-		{"listen_addresses", "*"},
 		{"port", fmt.Sprint(port)},
-		{"unix_socket_directories", "/steward/run"},
 		{"password_encryption", "scram-sha-256"},
 		{"wal_level", "replica"},
 		{"max_wal_senders", "10"},
