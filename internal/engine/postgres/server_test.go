@@ -1,0 +1,463 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/realserver"
+)
+
+// pg15 are the programs these tests need, from Debian's postgresql-15.
+var pg15 = realserver.Binaries{
+	Package: "postgresql-15",
+	Dirs:    []string{"/usr/lib/postgresql/15/bin"},
+	Names:   []string{"initdb", "postgres", "pg_basebackup"},
+}
+
+// syncBuffer collects the output of servers and tools.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// secret returns a random password with the characters that need escaping
+// in SQL literals, connection strings and password files.
+func secret(t *testing.T) string {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b) + `'\:"x`
+}
+
+// fixture is one instance's configuration in its own temporary directory,
+// with an engine whose output is kept and checked for passwords.
+type fixture struct {
+	e   *Engine
+	cfg engine.Config
+	out *syncBuffer
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	bin := realserver.Require(t, pg15)
+	uid, gid := realserver.Unprivileged(t, "postgres")
+	dir := realserver.TempDir(t, uid, gid)
+	out := &syncBuffer{}
+	f := &fixture{e: &Engine{Output: out}, out: out, cfg: engine.Config{
+		DataDir:     filepath.Join(realserver.Subdir(t, dir, "volume", 0o755, uid, gid), "pgdata"),
+		ConfigDir:   realserver.Subdir(t, dir, "config", 0o755, 0, 0),
+		RunDir:      realserver.Subdir(t, dir, "run", 0o700, uid, gid),
+		BinDir:      bin,
+		Host:        "127.0.0.1",
+		Port:        realserver.FreePort(t),
+		ServerID:    1,
+		Superuser:   engine.Credentials{Username: "postgres", Password: secret(t)},
+		Owner:       engine.Credentials{Username: "app owner", Password: secret(t)},
+		Replication: engine.Credentials{Username: "replicator", Password: secret(t)},
+		Database:    "app-db",
+		RunAsUID:    uid,
+		RunAsGID:    gid,
+	}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server output:\n%s", out.String())
+		}
+	})
+	return f
+}
+
+// checkNoPasswords fails when any password of cfgs occurs in the output.
+func (f *fixture) checkNoPasswords(t *testing.T, cfgs ...engine.Config) {
+	t.Helper()
+	out := f.out.String()
+	for _, c := range append(cfgs, f.cfg) {
+		for _, p := range []string{c.Superuser.Password, c.Owner.Password, c.Replication.Password} {
+			if p != "" && strings.Contains(out, p) {
+				t.Errorf("a password occurs in the output of the server or its tools")
+			}
+		}
+	}
+}
+
+func (f *fixture) render(t *testing.T, tn engine.Tuning) map[string]string {
+	t.Helper()
+	tn.Port = f.cfg.Port
+	files, err := f.e.Render(tn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, f.cfg.ConfigDir, files)
+	return files
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (f *fixture) start(t *testing.T) engine.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := f.e.Start(ctx, f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.Stop(ctx); err != nil {
+			t.Errorf("stopping: %v", err)
+		}
+	})
+	return s
+}
+
+func (f *fixture) initPrimary(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := f.e.InitPrimary(ctx, f.cfg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// connect connects over TCP as user to the database.
+func connect(ctx context.Context, cfg engine.Config, user, password, database string) (*pgx.Conn, error) {
+	cc, err := pgx.ParseConfig("")
+	if err != nil {
+		return nil, err
+	}
+	cc.Host, cc.Port, cc.User, cc.Password, cc.Database = "127.0.0.1", uint16(cfg.Port), user, password, database
+	cc.TLSConfig, cc.Fallbacks = nil, nil
+	cc.ConnectTimeout = 5 * time.Second
+	return pgx.ConnectConfig(ctx, cc)
+}
+
+func mustConnect(t *testing.T, cfg engine.Config, cred engine.Credentials, database string) *pgx.Conn {
+	t.Helper()
+	c, err := connect(context.Background(), cfg, cred.Username, cred.Password, database)
+	if err != nil {
+		t.Fatalf("connecting as %s: %v", cred.Username, err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+func show(t *testing.T, c *pgx.Conn, name string) string {
+	t.Helper()
+	var v string
+	if err := c.QueryRow(context.Background(), "SELECT current_setting($1)", name).Scan(&v); err != nil {
+		t.Fatalf("SHOW %s: %v", name, err)
+	}
+	return v
+}
+
+// eventually polls cond every 100ms until it returns "" or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, cond func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		msg := cond()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", timeout, msg)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestPresetsAccepted starts the real server with the configuration of each
+// preset and checks it runs with exactly the rendered values, reading its
+// configuration from ConfigDir.
+func TestPresetsAccepted(t *testing.T) {
+	f := newFixture(t)
+	f.initPrimary(t)
+	for _, preset := range []struct {
+		name   string
+		memory int64
+	}{{"small", 512 * miB}, {"medium", giB}, {"large", 2 * giB}} {
+		t.Run(preset.name, func(t *testing.T) {
+			f.render(t, engine.Tuning{Version: "15", MemoryBytes: preset.memory})
+			s := f.start(t)
+			c := mustConnect(t, f.cfg, f.cfg.Superuser, "postgres")
+			for k, want := range TuneFor(preset.memory) {
+				if got := show(t, c, k); got != want {
+					t.Errorf("%s = %s, rendered %s", k, got, want)
+				}
+			}
+			for k, want := range map[string]string{
+				"config_file":             filepath.Join(f.cfg.ConfigDir, "postgresql.conf"),
+				"hba_file":                filepath.Join(f.cfg.ConfigDir, "pg_hba.conf"),
+				"ident_file":              filepath.Join(f.cfg.ConfigDir, "pg_ident.conf"),
+				"data_directory":          f.cfg.DataDir,
+				"unix_socket_directories": f.cfg.RunDir,
+				"port":                    fmt.Sprint(f.cfg.Port),
+				"listen_addresses":        "127.0.0.1",
+				"password_encryption":     "scram-sha-256",
+				"wal_level":               "replica",
+				"hot_standby":             "on",
+			} {
+				if got := show(t, c, k); got != want {
+					t.Errorf("%s = %s, want %s", k, got, want)
+				}
+			}
+			st := s.Status(context.Background())
+			if st.Role != engine.RolePrimary || !st.Ready || st.LagBytes != nil || !strings.HasPrefix(st.Version, "15") {
+				t.Errorf("Status = %+v, want a ready primary of version 15", st)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := s.Stop(ctx); err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			select {
+			case <-s.Done():
+			default:
+				t.Fatal("Done not closed after Stop")
+			}
+			if err := s.Err(); err != nil {
+				t.Errorf("Err after a clean stop = %v", err)
+			}
+		})
+	}
+	f.checkNoPasswords(t)
+}
+
+// TestNeedsRestartMatchesServer compares NeedsRestart with the contexts the
+// real server reports for its settings.
+func TestNeedsRestartMatchesServer(t *testing.T) {
+	f := newFixture(t)
+	f.initPrimary(t)
+	f.render(t, engine.Tuning{Version: "15"})
+	f.start(t)
+	c := mustConnect(t, f.cfg, f.cfg.Superuser, "postgres")
+	rows, err := c.Query(context.Background(), "SELECT name, context FROM pg_settings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type setting struct{ Name, Context string }
+	settings, err := pgx.CollectRows(rows, pgx.RowToStructByPos[setting])
+	if err != nil {
+		t.Fatal(err)
+	}
+	reloadableSince13 := []string{"restore_command", "primary_conninfo", "primary_slot_name"}
+	for _, s := range settings {
+		want := s.Context == "postmaster"
+		if slices.Contains(reloadableSince13, s.Name) {
+			want = true
+		}
+		if got := f.e.NeedsRestart(s.Name); got != want {
+			t.Errorf("NeedsRestart(%s) = %v, but its context is %s", s.Name, got, s.Context)
+		}
+	}
+	if len(settings) < 300 {
+		t.Errorf("only %d settings", len(settings))
+	}
+}
+
+// TestPrimaryStandbyReload bootstraps a primary, checks its users, clones a
+// standby from it, checks replication, and reloads configuration changes.
+func TestPrimaryStandbyReload(t *testing.T) {
+	p := newFixture(t)
+	ctx := context.Background()
+	p.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB})
+	if ok, err := p.e.Initialized(p.cfg); err != nil || ok {
+		t.Fatalf("Initialized before InitPrimary = %v, %v", ok, err)
+	}
+	p.initPrimary(t)
+	if ok, err := p.e.Initialized(p.cfg); err != nil || !ok {
+		t.Fatalf("Initialized after InitPrimary = %v, %v", ok, err)
+	}
+	if fi, err := os.Stat(p.cfg.DataDir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("data directory: %v, %v", fi.Mode(), err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(p.cfg.RunDir, "initdb-pw-*")); len(left) > 0 {
+		t.Errorf("initdb's password file was left behind: %v", left)
+	}
+	ps := p.start(t)
+	if err := ps.EnsureUsers(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("bootstrap", func(t *testing.T) {
+		c := mustConnect(t, p.cfg, p.cfg.Owner, p.cfg.Database)
+		var owner string
+		if err := c.QueryRow(ctx, "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = current_database()").Scan(&owner); err != nil {
+			t.Fatal(err)
+		}
+		if owner != p.cfg.Owner.Username {
+			t.Errorf("database owner = %q, want %q", owner, p.cfg.Owner.Username)
+		}
+		if _, err := c.Exec(ctx, "CREATE TABLE t (id int PRIMARY KEY, v text)"); err != nil {
+			t.Fatalf("the owner cannot create a table: %v", err)
+		}
+		if c, err := connect(ctx, p.cfg, p.cfg.Owner.Username, p.cfg.Owner.Password+"x", p.cfg.Database); err == nil {
+			c.Close(ctx)
+			t.Error("a wrong password was accepted")
+		} else if !strings.Contains(err.Error(), "password authentication failed") {
+			t.Errorf("a wrong password: %v, want a password authentication failure", err)
+		}
+		var repl bool
+		if err := c.QueryRow(ctx, "SELECT rolreplication FROM pg_roles WHERE rolname = $1", p.cfg.Replication.Username).Scan(&repl); err != nil || !repl {
+			t.Errorf("replication role: %v, %v", repl, err)
+		}
+
+		// EnsureUsers is idempotent and applies a new password.
+		old := p.cfg.Owner.Password
+		cfg := p.cfg
+		cfg.Owner.Password = secret(t)
+		s2 := &server{cfg: cfg, cmd: ps.(*server).cmd, done: ps.(*server).done}
+		if err := s2.EnsureUsers(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mustConnect(t, cfg, cfg.Owner, cfg.Database)
+		if c, err := connect(ctx, p.cfg, p.cfg.Owner.Username, old, p.cfg.Database); err == nil {
+			c.Close(ctx)
+			t.Error("the old password still works")
+		}
+		s2.cfg.Owner.Password = old
+		if err := s2.EnsureUsers(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mustConnect(t, p.cfg, p.cfg.Owner, p.cfg.Database)
+	})
+
+	t.Run("standby", func(t *testing.T) {
+		r := newFixture(t)
+		r.cfg.Superuser, r.cfg.Owner, r.cfg.Replication = p.cfg.Superuser, p.cfg.Owner, p.cfg.Replication
+		r.cfg.PrimaryHost, r.cfg.PrimaryPort, r.cfg.ServerID = "127.0.0.1", p.cfg.Port, 2
+		r.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB})
+		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		if err := r.e.InitReplica(cctx, r.cfg); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(r.cfg.DataDir); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Fatalf("data directory: %v, %v", fi.Mode(), err)
+		}
+		if _, err := os.Stat(filepath.Join(r.cfg.DataDir, "standby.signal")); err != nil {
+			t.Fatal(err)
+		}
+		auto, _ := os.ReadFile(filepath.Join(r.cfg.DataDir, "postgresql.auto.conf"))
+		if strings.Contains(string(auto), p.cfg.Replication.Password) {
+			t.Error("the replication password is stored in postgresql.auto.conf")
+		}
+		rs := r.start(t)
+		var st engine.Status
+		eventually(t, 30*time.Second, func() string {
+			st = rs.Status(ctx)
+			if st.Role != engine.RoleReplica || !st.Ready {
+				return fmt.Sprintf("standby status %+v, want a ready replica", st)
+			}
+			return ""
+		})
+		if st.LagBytes == nil || st.LagSeconds == nil {
+			t.Errorf("standby status %+v: no lag reported", st)
+		}
+
+		pc := mustConnect(t, p.cfg, p.cfg.Owner, p.cfg.Database)
+		if _, err := pc.Exec(ctx, "INSERT INTO t VALUES (1, 'replicated')"); err != nil {
+			t.Fatal(err)
+		}
+		rc := mustConnect(t, r.cfg, r.cfg.Owner, r.cfg.Database)
+		eventually(t, 30*time.Second, func() string {
+			var v string
+			if err := rc.QueryRow(ctx, "SELECT v FROM t WHERE id = 1").Scan(&v); err != nil {
+				return "reading the row on the standby: " + err.Error()
+			}
+			return ""
+		})
+		if _, err := rc.Exec(ctx, "INSERT INTO t VALUES (2, 'x')"); err == nil {
+			t.Error("the standby accepted a write")
+		}
+		st = rs.Status(ctx)
+		if st.LagBytes == nil || *st.LagBytes < 0 {
+			t.Errorf("standby status %+v: no lag in bytes", st)
+		}
+		if pst := ps.Status(ctx); pst.Role != engine.RolePrimary || !pst.Ready {
+			t.Errorf("primary status %+v", pst)
+		}
+		r.checkNoPasswords(t, p.cfg)
+	})
+
+	t.Run("reload", func(t *testing.T) {
+		c := mustConnect(t, p.cfg, p.cfg.Superuser, "postgres")
+		if got := show(t, c, "work_mem"); got != "1310kB" {
+			t.Fatalf("work_mem = %s before the change", got)
+		}
+		p.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB, Parameters: map[string]string{"work_mem": "7MB"}})
+		if err := ps.Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c2 := mustConnect(t, p.cfg, p.cfg.Superuser, "postgres")
+		if got := show(t, c2, "work_mem"); got != "7MB" {
+			t.Errorf("work_mem = %s after the reload, want 7MB", got)
+		}
+		if st := ps.Status(ctx); len(st.PendingRestart) != 0 || !st.Ready {
+			t.Errorf("status after a reloadable change: %+v", st)
+		}
+
+		p.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB, Parameters: map[string]string{"work_mem": "7MB", "shared_buffers": "64MB"}})
+		if err := ps.Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st := ps.Status(ctx)
+		if !slices.Contains(st.PendingRestart, "shared_buffers") {
+			t.Errorf("status after changing shared_buffers: %+v, want it pending a restart", st)
+		}
+		c3 := mustConnect(t, p.cfg, p.cfg.Superuser, "postgres")
+		if got := show(t, c3, "shared_buffers"); got != "128MB" {
+			t.Errorf("shared_buffers = %s without a restart", got)
+		}
+	})
+	p.checkNoPasswords(t)
+}
