@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package conditions sets the kstatus condition triple every Steward kind
 // reports: Ready summarizes, Progressing and Degraded explain.
 package conditions

@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package database reconciles Databases: credentials Secrets, a rendered
 // configuration, three Services, a StatefulSet of instances run by Steward's
 // instance manager, and a PodDisruptionBudget; and it keeps data on deletion
