@@ -42,6 +42,8 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/controller/webapp"
+	// The database engines Steward runs register themselves.
+	_ "github.com/steward-dev/steward/internal/engine/postgres"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
 )

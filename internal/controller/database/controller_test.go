@@ -1,0 +1,663 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package database_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/controller/database"
+	"github.com/steward-dev/steward/internal/engine"
+)
+
+func newDatabase(ns, name string, mutate ...func(*v1alpha1.Database)) *v1alpha1.Database {
+	db := &v1alpha1.Database{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1alpha1.DatabaseSpec{
+			Engine:  v1alpha1.EnginePostgres,
+			Version: "16",
+			Storage: v1alpha1.DatabaseStorage{Size: resource.MustParse("1Gi")},
+		},
+	}
+	for _, m := range mutate {
+		m(db)
+	}
+	return db
+}
+
+func create(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := k8s.Create(context.Background(), obj); err != nil {
+		t.Fatalf("creating %s: %v", obj.GetName(), err)
+	}
+}
+
+func get(t *testing.T, ns, name string, obj client.Object) error {
+	t.Helper()
+	return k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj)
+}
+
+// update re-reads the Database and applies change, retrying on conflicts.
+func update(t *testing.T, ns, name string, change func(*v1alpha1.Database)) {
+	t.Helper()
+	eventually(t, func() error {
+		db := &v1alpha1.Database{}
+		if err := get(t, ns, name, db); err != nil {
+			return err
+		}
+		change(db)
+		return k8s.Update(context.Background(), db)
+	})
+}
+
+// statefulSet waits for the Database's StatefulSet.
+func statefulSet(t *testing.T, ns, name string) *appsv1.StatefulSet {
+	t.Helper()
+	sts := &appsv1.StatefulSet{}
+	eventually(t, func() error { return get(t, ns, name, sts) })
+	return sts
+}
+
+// markRolledOut sets the StatefulSet's status as its controller would once
+// every instance runs the current template and is ready: envtest has no
+// StatefulSet controller.
+func markRolledOut(t *testing.T, ns, name string, ready int32) {
+	t.Helper()
+	eventually(t, func() error {
+		sts := &appsv1.StatefulSet{}
+		if err := get(t, ns, name, sts); err != nil {
+			return err
+		}
+		n := *sts.Spec.Replicas
+		sts.Status = appsv1.StatefulSetStatus{
+			ObservedGeneration: sts.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: ready,
+			AvailableReplicas: ready, CurrentReplicas: n, CurrentRevision: "r1", UpdateRevision: "r1",
+		}
+		return k8s.Status().Update(context.Background(), sts)
+	})
+}
+
+// waitFor waits until the Database's status satisfies ok.
+func waitFor(t *testing.T, ns, name string, what string, ok func(*v1alpha1.Database) bool) *v1alpha1.Database {
+	t.Helper()
+	db := &v1alpha1.Database{}
+	eventually(t, func() error {
+		if err := get(t, ns, name, db); err != nil {
+			return err
+		}
+		if !ok(db) {
+			return fmt.Errorf("waiting for %s; status: %+v", what, db.Status)
+		}
+		return nil
+	})
+	return db
+}
+
+func condition(db *v1alpha1.Database, t string) *metav1.Condition {
+	return meta.FindStatusCondition(db.Status.Conditions, t)
+}
+
+func isReady(db *v1alpha1.Database) bool {
+	c := condition(db, v1alpha1.ConditionReady)
+	return c != nil && c.Status == metav1.ConditionTrue && db.Status.ObservedGeneration == db.Generation
+}
+
+func secretData(t *testing.T, ns, name string) map[string][]byte {
+	t.Helper()
+	s := &corev1.Secret{}
+	eventually(t, func() error { return get(t, ns, name, s) })
+	return s.Data
+}
+
+func TestCreatesItsChildrenAndBecomesReady(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "orders"))
+
+	sts := statefulSet(t, ns, "orders")
+	if *sts.Spec.Replicas != 1 {
+		t.Errorf("replicas = %d, want 1 (size small)", *sts.Spec.Replicas)
+	}
+	pod := sts.Spec.Template.Spec
+	if got := pod.Containers[0].Image; got != "postgres:16" {
+		t.Errorf("image = %q, want postgres:16", got)
+	}
+	if got := pod.InitContainers[0].Image; got != "steward:test" {
+		t.Errorf("init container image = %q, want the operator's image", got)
+	}
+	if mem := pod.Containers[0].Resources.Limits[corev1.ResourceMemory]; mem.String() != "512Mi" {
+		t.Errorf("memory limit = %s, want 512Mi", mem.String())
+	}
+	if sc := pod.SecurityContext; sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.SeccompProfile == nil {
+		t.Errorf("pod security context is not restricted: %+v", sc)
+	}
+	if len(sts.Spec.VolumeClaimTemplates) != 1 || sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String() != "1Gi" {
+		t.Errorf("volume claim templates = %+v", sts.Spec.VolumeClaimTemplates)
+	}
+	for _, name := range []string{"orders", "orders-ro", "orders-headless"} {
+		if err := get(t, ns, name, &corev1.Service{}); err != nil {
+			t.Errorf("Service %s: %v", name, err)
+		}
+	}
+	rw := &corev1.Service{}
+	_ = get(t, ns, "orders", rw)
+	if rw.Spec.Selector[database.LabelRole] != "primary" {
+		t.Errorf("read-write Service selects %v, want the primary", rw.Spec.Selector)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := get(t, ns, "orders-config", cm); err != nil || !strings.Contains(cm.Data["postgresql.conf"], "shared_buffers") {
+		t.Errorf("ConfigMap: %v, data keys %v", err, slices.Collect(mapsKeys(cm.Data)))
+	}
+	creds := secretData(t, ns, "orders-credentials")
+	for _, k := range []string{"username", "password", "host", "port", "database", "uri"} {
+		if len(creds[k]) == 0 {
+			t.Errorf("credentials Secret lacks %q", k)
+		}
+	}
+	if string(creds["host"]) != "orders."+ns+".svc" || string(creds["port"]) != "5432" || string(creds["username"]) != "app" {
+		t.Errorf("credentials: host %s port %s user %s", creds["host"], creds["port"], creds["username"])
+	}
+	if len(creds["password"]) < 32 {
+		t.Errorf("password has %d characters, want at least 32", len(creds["password"]))
+	}
+	super := secretData(t, ns, "orders-superuser")
+	if string(super["username"]) != "postgres" || len(super["replication-password"]) < 32 {
+		t.Errorf("superuser Secret: user %s, replication password of %d characters", super["username"], len(super["replication-password"]))
+	}
+	if err := get(t, ns, "orders", &policyv1.PodDisruptionBudget{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a single instance got a PodDisruptionBudget (err %v)", err)
+	}
+	waitFor(t, ns, "orders", "phase Creating", func(db *v1alpha1.Database) bool {
+		return db.Status.Phase == v1alpha1.DatabaseCreating && slices.Contains(db.Finalizers, database.Finalizer)
+	})
+
+	markRolledOut(t, ns, "orders", 1)
+	db := waitFor(t, ns, "orders", "Ready", isReady)
+	if db.Status.Phase != v1alpha1.DatabaseRunning || db.Status.Version != "16" || db.Status.Primary != "orders-0" ||
+		db.Status.Endpoint != "orders."+ns+".svc:5432" || db.Status.ReadEndpoint != "" || db.Status.CredentialsSecret != "orders-credentials" {
+		t.Errorf("status = %+v", db.Status)
+	}
+	if c := condition(db, database.ConditionUpgradeBlocked); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("UpgradeBlocked = %+v, want False", c)
+	}
+}
+
+func mapsKeys(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func TestScalingAddsReplicasAndLabelsRoles(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "db"))
+	statefulSet(t, ns, "db")
+	markRolledOut(t, ns, "db", 1)
+	waitFor(t, ns, "db", "Ready", isReady)
+
+	update(t, ns, "db", func(db *v1alpha1.Database) { db.Spec.Replicas = new(int32(3)) })
+	eventually(t, func() error {
+		sts := &appsv1.StatefulSet{}
+		if err := get(t, ns, "db", sts); err != nil {
+			return err
+		}
+		if *sts.Spec.Replicas != 3 {
+			return fmt.Errorf("StatefulSet replicas = %d", *sts.Spec.Replicas)
+		}
+		return get(t, ns, "db", &policyv1.PodDisruptionBudget{})
+	})
+	waitFor(t, ns, "db", "Updating/Scaling", func(db *v1alpha1.Database) bool {
+		c := condition(db, v1alpha1.ConditionProgressing)
+		return db.Status.Phase == v1alpha1.DatabaseUpdating && c != nil && c.Reason == database.ReasonScaling
+	})
+
+	// The StatefulSet controller would create the pods: envtest has none.
+	sts := statefulSet(t, ns, "db")
+	for i := range 3 {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("db-%d", i), Namespace: ns, Labels: sts.Spec.Template.Labels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "postgres", Image: "postgres:16"}}},
+		}
+		create(t, pod)
+	}
+	eventually(t, func() error {
+		for i, want := range []string{"primary", "replica", "replica"} {
+			pod := &corev1.Pod{}
+			if err := get(t, ns, fmt.Sprintf("db-%d", i), pod); err != nil {
+				return err
+			}
+			if got := pod.Labels[database.LabelRole]; got != want {
+				return fmt.Errorf("pod db-%d has role %q, want %q", i, got, want)
+			}
+		}
+		return nil
+	})
+	markRolledOut(t, ns, "db", 3)
+	db := waitFor(t, ns, "db", "Ready with 3", func(db *v1alpha1.Database) bool { return isReady(db) && db.Status.ReadyReplicas == 3 })
+	if db.Status.ReadEndpoint != "db-ro."+ns+".svc:5432" {
+		t.Errorf("readEndpoint = %q", db.Status.ReadEndpoint)
+	}
+}
+
+// claim creates a volume claim as the StatefulSet controller would.
+func claim(t *testing.T, ns, db string, ordinal int, size string) {
+	t.Helper()
+	sts := statefulSet(t, ns, db)
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("data-%s-%d", db, ordinal), Namespace: ns,
+			Labels: sts.Spec.VolumeClaimTemplates[0].Labels,
+		},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: sts.Spec.VolumeClaimTemplates[0].Spec.StorageClassName,
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceStorage: resource.MustParse(size),
+			}},
+		},
+	}
+	create(t, pvc)
+}
+
+func TestRetainKeepsVolumesAndCredentialsAndRecreationAdoptsThem(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "keep"))
+	password := string(secretData(t, ns, "keep-credentials")["password"])
+	superPassword := string(secretData(t, ns, "keep-superuser")["password"])
+	claim(t, ns, "keep", 0, "1Gi")
+
+	db := &v1alpha1.Database{}
+	_ = get(t, ns, "keep", db)
+	if err := k8s.Delete(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error {
+		if err := get(t, ns, "keep", &v1alpha1.Database{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("Database still exists (%v)", err)
+		}
+		return nil
+	})
+	for _, name := range []string{"keep-credentials", "keep-superuser"} {
+		s := &corev1.Secret{}
+		if err := get(t, ns, name, s); err != nil {
+			t.Fatalf("Secret %s was not kept: %v", name, err)
+		}
+		if len(s.OwnerReferences) != 0 {
+			t.Errorf("Secret %s still has owner references %v: the garbage collector would delete it", name, s.OwnerReferences)
+		}
+	}
+	if err := get(t, ns, "data-keep-0", &corev1.PersistentVolumeClaim{}); err != nil {
+		t.Fatalf("volume claim was not kept: %v", err)
+	}
+	expectEvent(t, ns, "keep", database.EventRetained)
+
+	create(t, newDatabase(ns, "keep"))
+	eventually(t, func() error {
+		s := &corev1.Secret{}
+		if err := get(t, ns, "keep-credentials", s); err != nil {
+			return err
+		}
+		if metav1.GetControllerOf(s) == nil {
+			return fmt.Errorf("credentials Secret not adopted yet")
+		}
+		return nil
+	})
+	if got := string(secretData(t, ns, "keep-credentials")["password"]); got != password {
+		t.Error("the re-created Database changed the adopted password")
+	}
+	if got := string(secretData(t, ns, "keep-superuser")["password"]); got != superPassword {
+		t.Error("the re-created Database changed the adopted superuser password")
+	}
+	expectEvent(t, ns, "keep", database.EventAdopted)
+}
+
+func TestDeletePolicyRemovesVolumesAndCredentials(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "gone", func(db *v1alpha1.Database) { db.Spec.DeletionPolicy = v1alpha1.DeletionDelete }))
+	secretData(t, ns, "gone-credentials")
+	claim(t, ns, "gone", 0, "1Gi")
+	// A claim of another Database whose name starts the same must survive.
+	create(t, newDatabase(ns, "gone-too"))
+	claim(t, ns, "gone-too", 0, "1Gi")
+
+	db := &v1alpha1.Database{}
+	_ = get(t, ns, "gone", db)
+	if err := k8s.Delete(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error {
+		if err := get(t, ns, "gone", &v1alpha1.Database{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("Database still exists (%v)", err)
+		}
+		return nil
+	})
+	for _, name := range []string{"gone-credentials", "gone-superuser"} {
+		if err := get(t, ns, name, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+			t.Errorf("Secret %s was not deleted (%v)", name, err)
+		}
+	}
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := get(t, ns, "data-gone-0", pvc); err == nil && pvc.DeletionTimestamp.IsZero() {
+		t.Error("volume claim was not deleted")
+	}
+	if err := get(t, ns, "data-gone-too-0", pvc); err != nil || !pvc.DeletionTimestamp.IsZero() {
+		t.Errorf("another Database's volume claim was deleted (%v)", err)
+	}
+}
+
+func TestMajorUpgradeIsBlockedAndMinorRollsOut(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "up"))
+	statefulSet(t, ns, "up")
+	markRolledOut(t, ns, "up", 1)
+	waitFor(t, ns, "up", "Ready", isReady)
+	before := statefulSet(t, ns, "up")
+
+	update(t, ns, "up", func(db *v1alpha1.Database) { db.Spec.Version = "17" })
+	db := waitFor(t, ns, "up", "UpgradeBlocked", func(db *v1alpha1.Database) bool {
+		c := condition(db, database.ConditionUpgradeBlocked)
+		return c != nil && c.Status == metav1.ConditionTrue && db.Status.ObservedGeneration == db.Generation
+	})
+	msg := condition(db, database.ConditionUpgradeBlocked).Message
+	if !strings.Contains(msg, "bootstrap.fromBackup") || db.Status.Phase != v1alpha1.DatabaseBlocked {
+		t.Errorf("phase %s, message %q: want Blocked and the way to upgrade", db.Status.Phase, msg)
+	}
+	if c := condition(db, v1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || c.Reason != database.ReasonUpgradeBlocked {
+		t.Errorf("Ready = %+v", c)
+	}
+	after := statefulSet(t, ns, "up")
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("the StatefulSet changed while the upgrade was blocked: image %s", after.Spec.Template.Spec.Containers[0].Image)
+	}
+	expectEvent(t, ns, "up", database.ReasonUpgradeBlocked)
+
+	update(t, ns, "up", func(db *v1alpha1.Database) { db.Spec.Version = "16.4" })
+	eventually(t, func() error {
+		sts := statefulSet(t, ns, "up")
+		if img := sts.Spec.Template.Spec.Containers[0].Image; img != "postgres:16.4" {
+			return fmt.Errorf("image = %s", img)
+		}
+		return nil
+	})
+	db = waitFor(t, ns, "up", "unblocked", func(db *v1alpha1.Database) bool {
+		c := condition(db, database.ConditionUpgradeBlocked)
+		return c != nil && c.Status == metav1.ConditionFalse
+	})
+	if db.Status.Version != "16" {
+		t.Errorf("status.version = %s before the rollout finished, want 16", db.Status.Version)
+	}
+	markRolledOut(t, ns, "up", 1)
+	waitFor(t, ns, "up", "running 16.4", func(db *v1alpha1.Database) bool { return isReady(db) && db.Status.Version == "16.4" })
+}
+
+func TestInvalidSpecsAreRejected(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "valid"))
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		mutate func(*v1alpha1.Database)
+		want   string
+	}{
+		{"postgres 12", func(db *v1alpha1.Database) { db.Spec.Version = "12" }, "PostgreSQL versions 13 to 17"},
+		{"postgres 18", func(db *v1alpha1.Database) { db.Spec.Version = "18" }, "PostgreSQL versions 13 to 17"},
+		{"mysql 5.7", func(db *v1alpha1.Database) { db.Spec.Engine, db.Spec.Version = "mysql", "5.7" }, "MySQL 8.0 and 8.4"},
+		{"controlled parameter", func(db *v1alpha1.Database) { db.Spec.Parameters = map[string]string{"work_mem": "4MB", "Port": "1"} },
+			"parameters: Port is set by Steward"},
+		{"controlled mysql parameter", func(db *v1alpha1.Database) {
+			db.Spec.Engine, db.Spec.Version = "mysql", "8.4"
+			db.Spec.Parameters = map[string]string{"server-id": "7"}
+		}, "parameters: server-id is set by Steward"},
+		{"reserved owner", func(db *v1alpha1.Database) { db.Spec.Owner = "postgres" }, "owner must not be"},
+		{"unknown size", func(db *v1alpha1.Database) { db.Spec.Size = "huge" }, "supported values"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := k8s.Create(ctx, newDatabase(ns, "bad", tc.mutate))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*v1alpha1.Database)
+		want   string
+	}{
+		{"engine change", func(db *v1alpha1.Database) { db.Spec.Engine, db.Spec.Version = "mysql", "8.4" }, "engine cannot be changed"},
+		{"storage shrink", func(db *v1alpha1.Database) { db.Spec.Storage.Size = resource.MustParse("512Mi") }, "storage.size cannot shrink"},
+		{"database rename", func(db *v1alpha1.Database) { db.Spec.DatabaseName = "other" }, "databaseName cannot be changed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := &v1alpha1.Database{}
+			if err := get(t, ns, "valid", db); err != nil {
+				t.Fatal(err)
+			}
+			tc.change(db)
+			err := k8s.Update(ctx, db)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	// Growing is allowed.
+	update(t, ns, "valid", func(db *v1alpha1.Database) { db.Spec.Storage.Size = resource.MustParse("2Gi") })
+}
+
+// TestEveryListedVersionIsAdmitted keeps the CRD's version rules and the
+// engines' version lists in agreement.
+func TestEveryListedVersionIsAdmitted(t *testing.T) {
+	ns := namespace(t)
+	for _, name := range engine.Names() {
+		eng, _ := engine.Get(name)
+		for i, v := range eng.Versions() {
+			db := newDatabase(ns, fmt.Sprintf("%s-%d", name, i), func(db *v1alpha1.Database) {
+				db.Spec.Engine, db.Spec.Version = v1alpha1.DatabaseEngine(name), v
+			})
+			if err := k8s.Create(context.Background(), db); err != nil {
+				t.Errorf("%s %s is listed by the engine but refused: %v", name, v, err)
+			}
+		}
+	}
+}
+
+func TestPasswordIsStableAcrossReconcilesAndOperatorRestarts(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "stable"))
+	password := string(secretData(t, ns, "stable-credentials")["password"])
+	statefulSet(t, ns, "stable")
+
+	// Reconciles triggered by spec changes and by a deleted child.
+	update(t, ns, "stable", func(db *v1alpha1.Database) { db.Spec.Parameters = map[string]string{"work_mem": "8MB"} })
+	cm := &corev1.ConfigMap{}
+	eventually(t, func() error {
+		if err := get(t, ns, "stable-config", cm); err != nil {
+			return err
+		}
+		if !strings.Contains(cm.Data["postgresql.conf"], "8MB") {
+			return fmt.Errorf("configuration not updated yet")
+		}
+		return nil
+	})
+	operator.restart(t)
+	update(t, ns, "stable", func(db *v1alpha1.Database) { db.Spec.Parameters = map[string]string{"work_mem": "16MB"} })
+	eventually(t, func() error {
+		if err := get(t, ns, "stable-config", cm); err != nil {
+			return err
+		}
+		if !strings.Contains(cm.Data["postgresql.conf"], "16MB") {
+			return fmt.Errorf("configuration not updated after the restart")
+		}
+		return nil
+	})
+	if got := string(secretData(t, ns, "stable-credentials")["password"]); got != password {
+		t.Error("the password changed across reconciles and an operator restart")
+	}
+}
+
+func TestRestartOnlySettingsRollThePods(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "conf"))
+	hash := func() string {
+		return statefulSet(t, ns, "conf").Spec.Template.Annotations[database.AnnotationRestartHash]
+	}
+	before := hash()
+	update(t, ns, "conf", func(db *v1alpha1.Database) { db.Spec.Parameters = map[string]string{"work_mem": "8MB"} })
+	eventually(t, func() error {
+		cm := &corev1.ConfigMap{}
+		if err := get(t, ns, "conf-config", cm); err != nil || !strings.Contains(cm.Data["postgresql.conf"], "8MB") {
+			return fmt.Errorf("configuration not updated yet (%v)", err)
+		}
+		return nil
+	})
+	if hash() != before {
+		t.Error("a reloadable setting (work_mem) changed the pod template: it would restart the database")
+	}
+	update(t, ns, "conf", func(db *v1alpha1.Database) {
+		db.Spec.Parameters = map[string]string{"work_mem": "8MB", "max_connections": "300"}
+	})
+	eventually(t, func() error {
+		if hash() == before {
+			return fmt.Errorf("max_connections needs a restart but the pod template did not change")
+		}
+		return nil
+	})
+}
+
+func TestUserCredentialsSecret(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "mine", func(db *v1alpha1.Database) {
+		db.Spec.CredentialsSecretRef = &corev1.LocalObjectReference{Name: "my-login"}
+	}))
+	db := waitFor(t, ns, "mine", "CredentialsNotFound", func(db *v1alpha1.Database) bool {
+		c := condition(db, v1alpha1.ConditionReady)
+		return c != nil && c.Reason == database.ReasonCredentialsNotFound
+	})
+	if !strings.Contains(condition(db, v1alpha1.ConditionReady).Message, "my-login") {
+		t.Errorf("message does not name the Secret: %q", condition(db, v1alpha1.ConditionReady).Message)
+	}
+	create(t, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "my-login", Namespace: ns},
+		Data:       map[string][]byte{"username": []byte("shop"), "password": []byte("s3cret-given-by-user")},
+	})
+	// The operator does not watch Secrets it does not own: it looks again
+	// after a delay, or at the next change.
+	update(t, ns, "mine", func(db *v1alpha1.Database) { db.Labels = map[string]string{"touched": "yes"} })
+	eventually(t, func() error {
+		s := &corev1.Secret{}
+		if err := get(t, ns, "mine-credentials", s); err != nil {
+			return err
+		}
+		if string(s.Data["username"]) != "shop" || string(s.Data["password"]) != "s3cret-given-by-user" {
+			return fmt.Errorf("credentials Secret does not carry the user's credentials")
+		}
+		return nil
+	})
+}
+
+func TestNeverTakesOverAForeignSecret(t *testing.T) {
+	ns := namespace(t)
+	create(t, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "taken-credentials", Namespace: ns},
+		Data:       map[string][]byte{"password": []byte("not-stewards-password")},
+	})
+	create(t, newDatabase(ns, "taken"))
+	db := waitFor(t, ns, "taken", "NameConflict", func(db *v1alpha1.Database) bool {
+		c := condition(db, v1alpha1.ConditionDegraded)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == database.ReasonNameConflict
+	})
+	if db.Status.Phase != v1alpha1.DatabaseDegraded {
+		t.Errorf("phase = %s", db.Status.Phase)
+	}
+	s := &corev1.Secret{}
+	_ = get(t, ns, "taken-credentials", s)
+	if string(s.Data["password"]) != "not-stewards-password" || len(s.OwnerReferences) != 0 {
+		t.Error("the foreign Secret was modified")
+	}
+}
+
+func TestStorageGrowsWhenTheClassAllowsIt(t *testing.T) {
+	ns := namespace(t)
+	for name, allow := range map[string]bool{ns + "-grows": true, ns + "-fixed": false} {
+		create(t, &storagev1.StorageClass{
+			ObjectMeta:           metav1.ObjectMeta{Name: name},
+			Provisioner:          "example.com/none",
+			AllowVolumeExpansion: new(allow),
+		})
+	}
+	create(t, newDatabase(ns, "grow", func(db *v1alpha1.Database) { db.Spec.Storage.StorageClassName = new(ns + "-grows") }))
+	create(t, newDatabase(ns, "fixed", func(db *v1alpha1.Database) { db.Spec.Storage.StorageClassName = new(ns + "-fixed") }))
+	claim(t, ns, "grow", 0, "1Gi")
+	claim(t, ns, "fixed", 0, "1Gi")
+
+	update(t, ns, "grow", func(db *v1alpha1.Database) { db.Spec.Storage.Size = resource.MustParse("5Gi") })
+	update(t, ns, "fixed", func(db *v1alpha1.Database) { db.Spec.Storage.Size = resource.MustParse("5Gi") })
+	eventually(t, func() error {
+		pvc := &corev1.PersistentVolumeClaim{}
+		if err := get(t, ns, "data-grow-0", pvc); err != nil {
+			return err
+		}
+		if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "5Gi" {
+			return fmt.Errorf("claim requests %s", got.String())
+		}
+		return nil
+	})
+	if got := statefulSet(t, ns, "grow").Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "1Gi" {
+		t.Errorf("the claim template changed to %s; it is immutable", got.String())
+	}
+	db := waitFor(t, ns, "fixed", "ExpansionNotSupported", func(db *v1alpha1.Database) bool {
+		c := condition(db, v1alpha1.ConditionDegraded)
+		return c != nil && c.Reason == database.ReasonExpansionNotSupported
+	})
+	if msg := condition(db, v1alpha1.ConditionDegraded).Message; !strings.Contains(msg, "data-fixed-0") {
+		t.Errorf("message does not name the volume: %q", msg)
+	}
+}
+
+// expectEvent waits for an event with the reason about the named Database.
+func expectEvent(t *testing.T, ns, name, reason string) {
+	t.Helper()
+	eventually(t, func() error {
+		list := &eventsv1.EventList{}
+		if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Regarding.Name == name && e.Reason == reason {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event for %s among %d events", reason, name, len(list.Items))
+	})
+}
