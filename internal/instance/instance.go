@@ -33,7 +33,10 @@ limitations under the License.
 //     the ordinal, ordinal 0 is the primary, ServerID is ordinal + 1;
 //   - STEWARD_PRIMARY_HOST and STEWARD_PRIMARY_PORT: the primary, used by
 //     replicas (ordinal > 0) only;
-//   - the credentials, from a Secret, and STEWARD_DATABASE.
+//   - the credentials, from a Secret, and STEWARD_DATABASE;
+//   - optionally STEWARD_PORT (the engine's default when unset),
+//     STEWARD_BIN_DIR (default $PATH), STEWARD_RUN_AS_UID and _GID (when the
+//     container runs as root) and STEWARD_CONFIG_POLL_INTERVAL (default 5s).
 //
 // HTTP endpoints on STEWARD_STATUS_ADDR (default ":8008"):
 //
@@ -86,6 +89,13 @@ const (
 	EnvOwnerPassword       = "STEWARD_OWNER_PASSWORD"
 	EnvReplicationUsername = "STEWARD_REPLICATION_USERNAME"
 	EnvReplicationPassword = "STEWARD_REPLICATION_PASSWORD"
+	// EnvRunAsUID and EnvRunAsGID (optional) are the user the engine's
+	// processes run as when the manager runs as root; engines refuse root.
+	EnvRunAsUID = "STEWARD_RUN_AS_UID"
+	EnvRunAsGID = "STEWARD_RUN_AS_GID"
+	// EnvConfigPollInterval (optional, a Go duration, default 5s) is how
+	// often ConfigDir is checked for changes.
+	EnvConfigPollInterval = "STEWARD_CONFIG_POLL_INTERVAL"
 )
 
 // DefaultStatusAddr is where the HTTP endpoints listen by default.
@@ -147,6 +157,25 @@ func FromEnv(getenv func(string) string) (Options, error) {
 	pod := need(EnvPodName)
 	if len(missing) > 0 {
 		return o, fmt.Errorf("missing environment variables: %s", strings.Join(missing, ", "))
+	}
+	for _, id := range []struct {
+		name string
+		dst  *uint32
+	}{{EnvRunAsUID, &c.RunAsUID}, {EnvRunAsGID, &c.RunAsGID}} {
+		if v := getenv(id.name); v != "" {
+			n, err := strconv.ParseUint(v, 10, 32)
+			if err != nil {
+				return o, fmt.Errorf("%s=%q is not a numeric id", id.name, v)
+			}
+			*id.dst = uint32(n)
+		}
+	}
+	if v := getenv(EnvConfigPollInterval); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return o, fmt.Errorf("%s=%q is not a positive duration", EnvConfigPollInterval, v)
+		}
+		o.PollInterval = d
 	}
 	ordinal, err := Ordinal(pod)
 	if err != nil {
