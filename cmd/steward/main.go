@@ -14,22 +14,51 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command steward runs the Steward operator.
+// Command steward runs the Steward operator. Its subcommands serve the
+// database pods:
+//
+//	steward instance          the entrypoint of a database pod (see package instance)
+//	steward copy-binary DEST  copies this executable to DEST (the pods' init container)
+//
+// Without a subcommand it runs the operator, configured by flags.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/steward-dev/steward/internal/instance"
 	"github.com/steward-dev/steward/internal/manager"
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "instance":
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			code := instance.Main(ctx, os.Stderr)
+			stop()
+			os.Exit(code)
+		case "copy-binary":
+			if len(os.Args) != 3 {
+				fmt.Fprintln(os.Stderr, "usage: steward copy-binary DEST")
+				os.Exit(2)
+			}
+			if err := instance.CopyExecutable(os.Args[2]); err != nil {
+				fmt.Fprintln(os.Stderr, "steward:", err)
+				os.Exit(1)
+			}
+			return
+		}
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "steward:", err)
 		os.Exit(1)

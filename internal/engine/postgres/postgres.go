@@ -61,6 +61,9 @@ limitations under the License.
 // pg_basebackup and the WAL receiver read the replication user's from a
 // password file in RunDir, and roles get their passwords as SCRAM verifiers
 // computed here, so that the server never even sees the plain text.
+// Server.EnsureUsers updates the owner's and the replication user's
+// passwords at every start; the superuser's is set by initdb only, and the
+// instance manager logs in with it, so changing it needs ALTER ROLE first.
 //
 // # Replication
 //

@@ -233,7 +233,9 @@ func (e *Engine) start(ctx context.Context, cfg engine.Config, args []string) (*
 			}
 			return nil, s.exitErr()
 		case <-ctx.Done():
-			_ = s.Stop(context.Background())
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_ = s.Stop(sctx)
+			cancel()
 			return nil, fmt.Errorf("waiting for postgres to accept connections: %w (last attempt: %v)", ctx.Err(), last)
 		case <-time.After(100 * time.Millisecond):
 		}

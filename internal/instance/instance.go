@@ -1,0 +1,494 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package instance is the instance manager, `steward instance`: the
+// entrypoint of every database pod. It initialises the data directory (a
+// new database on the primary, a clone of the primary on a replica), runs
+// the engine's server as a child process, serves health, readiness and
+// status over HTTP, reloads the configuration when ConfigDir changes, and
+// stops the server cleanly on SIGTERM.
+//
+// It is configured by environment variables, whose names are the Env*
+// constants below so that the operator's StatefulSet builder uses the same.
+// The pod provides (see the engine packages for engine specifics):
+//
+//   - STEWARD_ENGINE: the engine name, e.g. "postgres";
+//   - STEWARD_DATA_DIR: a directory one level below the volume's mount point;
+//   - STEWARD_CONFIG_DIR: the rendered configuration (a ConfigMap volume);
+//   - STEWARD_RUN_DIR: a writable emptyDir for sockets and secret files;
+//   - POD_NAME: the StatefulSet pod name; the number after the last '-' is
+//     the ordinal, ordinal 0 is the primary, ServerID is ordinal + 1;
+//   - STEWARD_PRIMARY_HOST and STEWARD_PRIMARY_PORT: the primary, used by
+//     replicas (ordinal > 0) only;
+//   - the credentials, from a Secret, and STEWARD_DATABASE;
+//   - optionally STEWARD_PORT (the engine's default when unset),
+//     STEWARD_BIN_DIR (default $PATH), STEWARD_RUN_AS_UID and _GID (when the
+//     container runs as root) and STEWARD_CONFIG_POLL_INTERVAL (default 5s).
+//
+// HTTP endpoints on STEWARD_STATUS_ADDR (default ":8008"):
+//
+//   - /healthz: 200 while the manager is initialising or starting the server
+//     and while the server runs; 503 once the server has exited;
+//   - /readyz: 200 when the engine's Status is Ready, otherwise 503 with the
+//     reason;
+//   - /status: the engine.Status as JSON (200 even when not ready).
+package instance
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/steward-dev/steward/internal/engine"
+	// The engines the instance manager can run.
+	_ "github.com/steward-dev/steward/internal/engine/postgres"
+)
+
+// Environment variables of `steward instance`.
+const (
+	EnvEngine              = "STEWARD_ENGINE"
+	EnvDataDir             = "STEWARD_DATA_DIR"
+	EnvConfigDir           = "STEWARD_CONFIG_DIR"
+	EnvRunDir              = "STEWARD_RUN_DIR"
+	EnvBinDir              = "STEWARD_BIN_DIR"
+	EnvPort                = "STEWARD_PORT"
+	EnvStatusAddr          = "STEWARD_STATUS_ADDR"
+	EnvPodName             = "POD_NAME"
+	EnvPrimaryHost         = "STEWARD_PRIMARY_HOST"
+	EnvPrimaryPort         = "STEWARD_PRIMARY_PORT"
+	EnvDatabase            = "STEWARD_DATABASE"
+	EnvSuperuserUsername   = "STEWARD_SUPERUSER_USERNAME"
+	EnvSuperuserPassword   = "STEWARD_SUPERUSER_PASSWORD"
+	EnvOwnerUsername       = "STEWARD_OWNER_USERNAME"
+	EnvOwnerPassword       = "STEWARD_OWNER_PASSWORD"
+	EnvReplicationUsername = "STEWARD_REPLICATION_USERNAME"
+	EnvReplicationPassword = "STEWARD_REPLICATION_PASSWORD"
+	// EnvRunAsUID and EnvRunAsGID (optional) are the user the engine's
+	// processes run as when the manager runs as root; engines refuse root.
+	EnvRunAsUID = "STEWARD_RUN_AS_UID"
+	EnvRunAsGID = "STEWARD_RUN_AS_GID"
+	// EnvConfigPollInterval (optional, a Go duration, default 5s) is how
+	// often ConfigDir is checked for changes.
+	EnvConfigPollInterval = "STEWARD_CONFIG_POLL_INTERVAL"
+)
+
+// DefaultStatusAddr is where the HTTP endpoints listen by default.
+const DefaultStatusAddr = ":8008"
+
+// Options are the settings of one run.
+type Options struct {
+	Engine     engine.Engine
+	Config     engine.Config
+	StatusAddr string
+	// PollInterval is how often ConfigDir is checked for changes; zero
+	// means 5 seconds.
+	PollInterval time.Duration
+	// StopTimeout bounds the clean shutdown; zero means 60 seconds.
+	StopTimeout time.Duration
+	// Log receives the manager's log.
+	Log *slog.Logger
+	// Listening, when set, is called with the status server's address once
+	// it listens.
+	Listening func(addr net.Addr)
+}
+
+// FromEnv reads the Options from environment variables through getenv.
+func FromEnv(getenv func(string) string) (Options, error) {
+	var missing []string
+	need := func(name string) string {
+		v := getenv(name)
+		if v == "" {
+			missing = append(missing, name)
+		}
+		return v
+	}
+	intVar := func(name string, def int) (int, error) {
+		v := getenv(name)
+		if v == "" {
+			return def, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > 65535 {
+			return 0, fmt.Errorf("%s=%q is not a port number", name, v)
+		}
+		return n, nil
+	}
+	o := Options{StatusAddr: getenv(EnvStatusAddr)}
+	if o.StatusAddr == "" {
+		o.StatusAddr = DefaultStatusAddr
+	}
+	engineName := need(EnvEngine)
+	c := engine.Config{
+		DataDir:     need(EnvDataDir),
+		ConfigDir:   need(EnvConfigDir),
+		RunDir:      need(EnvRunDir),
+		BinDir:      getenv(EnvBinDir),
+		Database:    need(EnvDatabase),
+		Superuser:   engine.Credentials{Username: need(EnvSuperuserUsername), Password: need(EnvSuperuserPassword)},
+		Owner:       engine.Credentials{Username: need(EnvOwnerUsername), Password: need(EnvOwnerPassword)},
+		Replication: engine.Credentials{Username: need(EnvReplicationUsername), Password: need(EnvReplicationPassword)},
+	}
+	pod := need(EnvPodName)
+	if len(missing) > 0 {
+		return o, fmt.Errorf("missing environment variables: %s", strings.Join(missing, ", "))
+	}
+	for _, id := range []struct {
+		name string
+		dst  *uint32
+	}{{EnvRunAsUID, &c.RunAsUID}, {EnvRunAsGID, &c.RunAsGID}} {
+		if v := getenv(id.name); v != "" {
+			n, err := strconv.ParseUint(v, 10, 32)
+			if err != nil {
+				return o, fmt.Errorf("%s=%q is not a numeric id", id.name, v)
+			}
+			*id.dst = uint32(n)
+		}
+	}
+	if v := getenv(EnvConfigPollInterval); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return o, fmt.Errorf("%s=%q is not a positive duration", EnvConfigPollInterval, v)
+		}
+		o.PollInterval = d
+	}
+	ordinal, err := Ordinal(pod)
+	if err != nil {
+		return o, err
+	}
+	c.ServerID = ordinal + 1
+	if c.Port, err = intVar(EnvPort, 0); err != nil {
+		return o, err
+	}
+	if ordinal > 0 {
+		if c.PrimaryHost = getenv(EnvPrimaryHost); c.PrimaryHost == "" {
+			return o, fmt.Errorf("%s is required on replica %s", EnvPrimaryHost, pod)
+		}
+		if c.PrimaryPort, err = intVar(EnvPrimaryPort, c.Port); err != nil {
+			return o, err
+		}
+	}
+	if o.Engine, err = engine.Get(engineName); err != nil {
+		return o, err
+	}
+	o.Config = c
+	return o, nil
+}
+
+// Ordinal returns the number after the last '-' of a StatefulSet pod name.
+func Ordinal(podName string) (int, error) {
+	i := strings.LastIndex(podName, "-")
+	n, err := strconv.Atoi(podName[i+1:])
+	if i < 0 || err != nil || n < 0 {
+		return 0, fmt.Errorf("pod name %q does not end in -<ordinal>", podName)
+	}
+	return n, nil
+}
+
+// Main runs the instance manager from the environment until ctx ends (a
+// signal) or the server exits, logging JSON to stderr, and returns the exit
+// code: 0 after a clean stop, 1 otherwise.
+func Main(ctx context.Context, stderr io.Writer) int {
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	opts, err := FromEnv(os.Getenv)
+	if err != nil {
+		log.Error("invalid configuration", "error", err)
+		return 1
+	}
+	opts.Log = log
+	if err := Run(ctx, opts); err != nil {
+		log.Error("instance failed", "error", err)
+		return 1
+	}
+	return 0
+}
+
+// state is what the HTTP endpoints report.
+type state struct {
+	mu     sync.Mutex
+	server engine.Server
+	phase  string
+	exited bool
+}
+
+func (s *state) set(phase string, srv engine.Server) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.phase, s.server = phase, srv
+}
+
+func (s *state) get() (string, engine.Server, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.phase, s.server, s.exited
+}
+
+// Run initialises the data directory when needed, starts the server, serves
+// the HTTP endpoints and watches ConfigDir until ctx ends, then stops the
+// server and returns nil. It returns an error when the server could not be
+// started or exited on its own.
+func Run(ctx context.Context, o Options) error {
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = 5 * time.Second
+	}
+	if o.StopTimeout == 0 {
+		o.StopTimeout = 60 * time.Second
+	}
+	cfg := o.Config
+	role := engine.RolePrimary
+	if cfg.PrimaryHost != "" {
+		role = engine.RoleReplica
+	}
+	log := o.Log.With("engine", o.Engine.Name(), "role", string(role), "serverID", cfg.ServerID)
+
+	st := &state{phase: "initialising"}
+	ln, err := net.Listen("tcp", o.StatusAddr)
+	if err != nil {
+		return fmt.Errorf("status endpoint: %w", err)
+	}
+	hs := &http.Server{Handler: handler(st), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("status endpoint failed", "error", err)
+		}
+	}()
+	defer hs.Close()
+	if o.Listening != nil {
+		o.Listening(ln.Addr())
+	}
+	log.Info("status endpoint listening", "addr", ln.Addr().String())
+
+	ok, err := o.Engine.Initialized(cfg)
+	if err != nil {
+		return fmt.Errorf("checking the data directory: %w", err)
+	}
+	if !ok {
+		if err := initialise(ctx, o, log); err != nil {
+			if ctx.Err() != nil {
+				log.Info("stopped while initialising")
+				return nil
+			}
+			return err
+		}
+	}
+
+	st.set("starting", nil)
+	log.Info("starting the server", "dataDir", cfg.DataDir, "configDir", cfg.ConfigDir, "port", cfg.Port)
+	srv, err := o.Engine.Start(ctx, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			log.Info("stopped while starting")
+			return nil
+		}
+		return fmt.Errorf("starting the server: %w", err)
+	}
+	stop := func() error {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.StopTimeout)
+		defer cancel()
+		log.Info("stopping the server")
+		if err := srv.Stop(sctx); err != nil {
+			return fmt.Errorf("stopping the server: %w", err)
+		}
+		log.Info("server stopped")
+		return nil
+	}
+	if role == engine.RolePrimary {
+		if err := srv.EnsureUsers(ctx); err != nil {
+			_ = stop()
+			return fmt.Errorf("ensuring users: %w", err)
+		}
+		log.Info("users ensured", "owner", cfg.Owner.Username, "replication", cfg.Replication.Username, "database", cfg.Database)
+	}
+	st.set("running", srv)
+	log.Info("server running")
+
+	hash, err := configHash(cfg.ConfigDir)
+	if err != nil {
+		log.Warn("reading the configuration", "error", err)
+	}
+	tick := time.NewTicker(o.PollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return stop()
+		case <-srv.Done():
+			st.mu.Lock()
+			st.exited = true
+			st.mu.Unlock()
+			err := srv.Err()
+			if err == nil {
+				err = errors.New("exited")
+			}
+			return fmt.Errorf("the server stopped on its own: %w", err)
+		case <-tick.C:
+			h, err := configHash(cfg.ConfigDir)
+			if err != nil {
+				log.Warn("reading the configuration", "error", err)
+				continue
+			}
+			if h == hash {
+				continue
+			}
+			log.Info("configuration changed, reloading")
+			if err := srv.Reload(ctx); err != nil {
+				log.Error("reload failed", "error", err)
+				continue
+			}
+			hash = h
+			s := srv.Status(ctx)
+			if len(s.PendingRestart) > 0 {
+				log.Warn("settings take effect only after a restart", "pendingRestart", s.PendingRestart)
+			} else {
+				log.Info("configuration reloaded")
+			}
+		}
+	}
+}
+
+// initialise creates the database (primary) or clones the primary
+// (replica), retrying the clone with backoff until the primary answers.
+func initialise(ctx context.Context, o Options, log *slog.Logger) error {
+	cfg := o.Config
+	if cfg.PrimaryHost == "" {
+		log.Info("initialising a new database", "dataDir", cfg.DataDir)
+		if err := o.Engine.InitPrimary(ctx, cfg); err != nil {
+			return fmt.Errorf("initialising the database: %w", err)
+		}
+		log.Info("database initialised")
+		return nil
+	}
+	backoff := time.Second
+	for attempt := 1; ; attempt++ {
+		log.Info("cloning the primary", "primary", cfg.PrimaryHost, "port", cfg.PrimaryPort, "attempt", attempt)
+		err := o.Engine.InitReplica(ctx, cfg)
+		if err == nil {
+			log.Info("primary cloned")
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		log.Warn("cloning the primary failed, retrying", "error", err, "retryIn", backoff.String())
+		if err := emptyDir(cfg.DataDir); err != nil {
+			return fmt.Errorf("emptying the data directory after a failed clone: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// configHash hashes the names and contents of the files in dir, following
+// symbolic links and skipping dot entries (a ConfigMap volume swaps its
+// ..data symlink on update).
+func configHash(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		fi, err := os.Stat(p)
+		if err != nil || fi.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
+		h.Write(b)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)), nil
+}
+
+func handler(st *state) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		phase, _, exited := st.get()
+		if exited {
+			http.Error(w, "the server has exited", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, phase)
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		s := status(r.Context(), st)
+		if !s.Ready {
+			http.Error(w, s.Message, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(status(r.Context(), st))
+	})
+	return mux
+}
+
+func status(ctx context.Context, st *state) engine.Status {
+	phase, srv, _ := st.get()
+	if srv == nil {
+		return engine.Status{Message: phase}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return srv.Status(ctx)
+}

@@ -1,0 +1,445 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package instance
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/realserver"
+)
+
+// childEnv makes the test binary act as `steward instance`: the tests run
+// the instance manager as a separate process, as in a pod, so that signals,
+// exit codes and everything it and the server write can be checked.
+const childEnv = "STEWARD_INSTANCE_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		code := Main(ctx, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+var pg15 = realserver.Binaries{
+	Package: "postgresql-15",
+	Dirs:    []string{"/usr/lib/postgresql/15/bin"},
+	Names:   []string{"initdb", "postgres", "pg_basebackup"},
+}
+
+func TestOrdinalAndFromEnv(t *testing.T) {
+	for name, want := range map[string]int{"db-0": 0, "my-db-12": 12} {
+		if got, err := Ordinal(name); err != nil || got != want {
+			t.Errorf("Ordinal(%q) = %d, %v, want %d", name, got, err, want)
+		}
+	}
+	for _, name := range []string{"db", "db-", "db-x", ""} {
+		if _, err := Ordinal(name); err == nil {
+			t.Errorf("Ordinal(%q) succeeded", name)
+		}
+	}
+	env := map[string]string{
+		EnvEngine: "postgres", EnvDataDir: "/d", EnvConfigDir: "/c", EnvRunDir: "/r", EnvPort: "5433",
+		EnvPodName: "db-2", EnvPrimaryHost: "db-0.db", EnvDatabase: "app",
+		EnvSuperuserUsername: "postgres", EnvSuperuserPassword: "s3cret-su",
+		EnvOwnerUsername: "app", EnvOwnerPassword: "s3cret-owner",
+		EnvReplicationUsername: "repl", EnvReplicationPassword: "s3cret-repl",
+		EnvRunAsUID: "999", EnvRunAsGID: "998",
+	}
+	o, err := FromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := o.Config
+	if c.ServerID != 3 || c.PrimaryHost != "db-0.db" || c.PrimaryPort != 5433 || c.Port != 5433 ||
+		c.RunAsUID != 999 || c.RunAsGID != 998 || o.StatusAddr != DefaultStatusAddr || o.Engine.Name() != "postgres" ||
+		c.Owner.Password != "s3cret-owner" {
+		t.Errorf("FromEnv = %+v", o)
+	}
+	env[EnvPodName] = "db-0"
+	if o, err := FromEnv(func(k string) string { return env[k] }); err != nil || o.Config.PrimaryHost != "" || o.Config.ServerID != 1 {
+		t.Errorf("ordinal 0: PrimaryHost %q, ServerID %d, %v; want a primary", o.Config.PrimaryHost, o.Config.ServerID, err)
+	}
+	delete(env, EnvOwnerPassword)
+	if _, err := FromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), EnvOwnerPassword) {
+		t.Errorf("FromEnv without %s: %v", EnvOwnerPassword, err)
+	}
+}
+
+func TestConfigHashFollowsConfigMapSymlinkSwap(t *testing.T) {
+	dir := t.TempDir()
+	write := func(sub, content string) {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, sub, "postgresql.conf"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tmp := filepath.Join(dir, "..data_tmp")
+		if err := os.Symlink(sub, tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("..v1", "work_mem = '1MB'\n")
+	if err := os.Symlink("..data/postgresql.conf", filepath.Join(dir, "postgresql.conf")); err != nil {
+		t.Fatal(err)
+	}
+	h1, err := configHash(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := configHash(dir); h != h1 {
+		t.Error("the hash of unchanged files changed")
+	}
+	write("..v2", "work_mem = '2MB'\n")
+	if h2, err := configHash(dir); err != nil || h2 == h1 {
+		t.Errorf("the hash did not change with the content: %v", err)
+	}
+}
+
+// syncBuffer collects a child's output.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func secret(t *testing.T) string {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return "pw" + hex.EncodeToString(b)
+}
+
+// child is a running `steward instance` process.
+type child struct {
+	cmd       *exec.Cmd
+	out       *syncBuffer
+	env       map[string]string
+	status    string
+	done      chan struct{}
+	exitCode  int
+	configDir string
+	dataDir   string
+}
+
+func startChild(t *testing.T, env map[string]string) *child {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	c := &child{cmd: cmd, out: &syncBuffer{}, env: env, status: "http://" + env[EnvStatusAddr], done: make(chan struct{}),
+		configDir: env[EnvConfigDir], dataDir: env[EnvDataDir]}
+	cmd.Stdout, cmd.Stderr = c.out, c.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		c.exitCode = cmd.ProcessState.ExitCode()
+		close(c.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-c.done:
+		default:
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-c.done:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+			}
+		}
+		if t.Failed() {
+			t.Logf("output of %s:\n%s", env[EnvPodName], c.out.String())
+		}
+	})
+	return c
+}
+
+func (c *child) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(c.status + path)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func (c *child) waitReady(t *testing.T, timeout time.Duration) engine.Status {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		select {
+		case <-c.done:
+			t.Fatalf("%s exited with %d before it was ready", c.env[EnvPodName], c.exitCode)
+		default:
+		}
+		code, body := c.get(t, "/readyz")
+		if code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after %v: /readyz %d %s", c.env[EnvPodName], timeout, code, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	code, body := c.get(t, "/status")
+	var st engine.Status
+	if err := json.Unmarshal([]byte(body), &st); code != http.StatusOK || err != nil {
+		t.Fatalf("/status: %d %s %v", code, body, err)
+	}
+	return st
+}
+
+func (c *child) waitLog(t *testing.T, timeout time.Duration, text string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(c.out.String(), text) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not log %q within %v", c.env[EnvPodName], text, timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (c *child) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-c.done:
+		return c.exitCode
+	case <-time.After(timeout):
+		t.Fatalf("%s did not exit within %v", c.env[EnvPodName], timeout)
+		return -1
+	}
+}
+
+// TestInstance runs a primary and a replica as `steward instance` processes
+// against the real PostgreSQL: the replica starts first and clones the
+// primary once it answers; both become ready and report their roles; a
+// configuration change is reloaded; SIGTERM stops the primary cleanly with
+// exit code 0; a server that dies makes the manager exit non-zero; no
+// password occurs in anything they write.
+func TestInstance(t *testing.T) {
+	bin := realserver.Require(t, pg15)
+	uid, gid := realserver.Unprivileged(t, "postgres")
+	creds := map[string]string{
+		EnvSuperuserUsername: "postgres", EnvSuperuserPassword: secret(t),
+		EnvOwnerUsername: "app", EnvOwnerPassword: secret(t),
+		EnvReplicationUsername: "replicator", EnvReplicationPassword: secret(t),
+	}
+	primaryPort := realserver.FreePort(t)
+	newEnv := func(pod string, port int) map[string]string {
+		dir := realserver.TempDir(t, uid, gid)
+		env := map[string]string{
+			EnvEngine:             "postgres",
+			EnvDataDir:            filepath.Join(realserver.Subdir(t, dir, "volume", 0o755, uid, gid), "pgdata"),
+			EnvConfigDir:          realserver.Subdir(t, dir, "config", 0o755, 0, 0),
+			EnvRunDir:             realserver.Subdir(t, dir, "run", 0o700, uid, gid),
+			EnvBinDir:             bin,
+			EnvPort:               strconv.Itoa(port),
+			EnvStatusAddr:         fmt.Sprintf("127.0.0.1:%d", realserver.FreePort(t)),
+			EnvPodName:            pod,
+			EnvPrimaryHost:        "127.0.0.1",
+			EnvPrimaryPort:        strconv.Itoa(primaryPort),
+			EnvDatabase:           "app",
+			EnvRunAsUID:           strconv.Itoa(int(uid)),
+			EnvRunAsGID:           strconv.Itoa(int(gid)),
+			EnvConfigPollInterval: "200ms",
+		}
+		for k, v := range creds {
+			env[k] = v
+		}
+		renderConfig(t, env[EnvConfigDir], port, nil)
+		return env
+	}
+	primaryEnv := newEnv("db-0", primaryPort)
+	replicaEnv := newEnv("db-1", realserver.FreePort(t))
+
+	replica := startChild(t, replicaEnv)
+	time.Sleep(500 * time.Millisecond) // the replica's first clone fails
+	if code, _ := replica.get(t, "/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz of a replica waiting for its primary: %d, want 200", code)
+	}
+	if code, body := replica.get(t, "/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz of a replica waiting for its primary: %d %s, want 503", code, body)
+	}
+	primary := startChild(t, primaryEnv)
+
+	st := primary.waitReady(t, 60*time.Second)
+	if st.Role != engine.RolePrimary || !st.Ready {
+		t.Errorf("primary /status = %+v", st)
+	}
+	if code, _ := primary.get(t, "/healthz"); code != http.StatusOK {
+		t.Errorf("primary /healthz = %d", code)
+	}
+	st = replica.waitReady(t, 60*time.Second)
+	if st.Role != engine.RoleReplica || !st.Ready || st.LagBytes == nil {
+		t.Errorf("replica /status = %+v", st)
+	}
+	if !strings.Contains(replica.out.String(), "cloning the primary failed, retrying") {
+		t.Error("the replica did not retry its clone")
+	}
+
+	// The owner can log in over TCP; a configuration change is reloaded.
+	ctx := context.Background()
+	conn := func() *pgx.Conn {
+		cc, err := pgx.ParseConfig("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc.Host, cc.Port, cc.User, cc.Password, cc.Database = "127.0.0.1", uint16(primaryPort), "app", creds[EnvOwnerPassword], "app"
+		cc.TLSConfig, cc.Fallbacks = nil, nil
+		c, err := pgx.ConnectConfig(ctx, cc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(ctx) })
+		return c
+	}
+	renderConfig(t, primary.configDir, primaryPort, map[string]string{"work_mem": "5MB"})
+	primary.waitLog(t, 10*time.Second, `"msg":"configuration reloaded"`)
+	var workMem string
+	if err := conn().QueryRow(ctx, "SHOW work_mem").Scan(&workMem); err != nil || workMem != "5MB" {
+		t.Errorf("work_mem = %q, %v after the reload, want 5MB", workMem, err)
+	}
+	renderConfig(t, primary.configDir, primaryPort, map[string]string{"work_mem": "5MB", "shared_buffers": "64MB"})
+	primary.waitLog(t, 10*time.Second, `"pendingRestart":["shared_buffers"]`)
+
+	// SIGTERM stops the primary cleanly.
+	if err := primary.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := primary.wait(t, 60*time.Second); code != 0 {
+		t.Errorf("the primary exited with %d after SIGTERM, want 0", code)
+	}
+	if !strings.Contains(primary.out.String(), "database system is shut down") {
+		t.Error("postgres did not report a clean shutdown")
+	}
+	if _, err := os.Stat(filepath.Join(primary.dataDir, "postmaster.pid")); !os.IsNotExist(err) {
+		t.Errorf("postmaster.pid still exists after the stop: %v", err)
+	}
+
+	// A server that dies makes the manager exit non-zero.
+	pidFile, err := os.ReadFile(filepath.Join(replica.dataDir, "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if code := replica.wait(t, 30*time.Second); code == 0 {
+		t.Error("the replica's manager exited with 0 after its server was killed")
+	}
+
+	for _, c := range []*child{primary, replica} {
+		out := c.out.String()
+		for k, v := range creds {
+			if strings.HasSuffix(k, "_PASSWORD") && strings.Contains(out, v) {
+				t.Errorf("%s's output contains %s", c.env[EnvPodName], k)
+			}
+		}
+	}
+}
+
+// renderConfig writes the postgres engine's configuration into dir through
+// a ConfigMap-like symlink swap.
+func renderConfig(t *testing.T, dir string, port int, params map[string]string) {
+	t.Helper()
+	e, err := engine.Get("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := e.Render(engine.Tuning{Version: "15", MemoryBytes: 512 << 20, Port: port, Parameters: params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := os.MkdirTemp(dir, "..v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(version, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(version, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(dir, name)
+		if _, err := os.Lstat(link); os.IsNotExist(err) {
+			if err := os.Symlink(filepath.Join("..data", name), link); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tmp := filepath.Join(dir, "..data_tmp")
+	if err := os.Symlink(filepath.Base(version), tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+}
