@@ -111,7 +111,8 @@ func (e *Engine) withLocalServer(ctx context.Context, cfg engine.Config, fn func
 }
 
 // InitPrimary initialises the data directory, then, over the socket of a
-// server without networking: drops anonymous users, gives the superuser its
+// server without networking: drops anonymous users and root at other hosts
+// than localhost, gives the superuser its
 // password (at localhost and at any host), locks root when the superuser is
 // another user, and creates the owner, its database and the replication
 // user. Nothing of this is written to the binary log.
@@ -131,12 +132,15 @@ func (e *Engine) InitPrimary(ctx context.Context, cfg engine.Config) (err error)
 		if err := execAll(ctx, conn, cfg, "disabling the binary log", "SET SESSION sql_log_bin = 0"); err != nil {
 			return err
 		}
-		anon, err := queryRows(ctx, conn, "SELECT User, Host FROM mysql.user WHERE User = ''")
+		// mariadb-install-db makes anonymous users and root at the host's
+		// names and loopback addresses without a password.
+		extra, err := queryRows(ctx, conn, "SELECT User, Host FROM mysql.user WHERE User = '' OR (User IN ('root', "+
+			literal(cfg.Superuser.Username)+") AND Host NOT IN ('localhost', '%'))")
 		if err != nil {
 			return fmt.Errorf("listing users: %s", redact(cfg, err.Error()))
 		}
-		for _, a := range anon {
-			if err := execAll(ctx, conn, cfg, "dropping anonymous users", "DROP USER "+account("", a["Host"])); err != nil {
+		for _, a := range extra {
+			if err := execAll(ctx, conn, cfg, "dropping needless users", "DROP USER "+account(a["User"], a["Host"])); err != nil {
 				return err
 			}
 		}
