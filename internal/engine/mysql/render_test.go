@@ -148,3 +148,22 @@ func TestQuoting(t *testing.T) {
 		t.Errorf("optionValue = %s, want %s", got, want)
 	}
 }
+
+func TestSetValueAndParseConfig(t *testing.T) {
+	for in, want := range map[string]string{"77": "77", "-1": "-1", "64M": "67108864", "1k": "1024",
+		"2G": "2147483648", "ON": "'ON'", "ANSI,NO_ZERO_DATE": "'ANSI,NO_ZERO_DATE'", "x'y": `'x\'y'`} {
+		if got := setValue(in); got != want {
+			t.Errorf("setValue(%q) = %s, want %s", in, got, want)
+		}
+	}
+	got := parseConfig("[client]\nport=1\n[mysqld]\n# c\nMax-Connections = 5\nskip-name-resolve\nsql_mode = \"ANSI\"\n[mysqldump]\nquick\n")
+	want := map[string]string{"max_connections": "5", "skip_name_resolve": "ON", "sql_mode": "ANSI"}
+	if len(got) != len(want) {
+		t.Errorf("parseConfig = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("parseConfig: %s = %q, want %q", k, got[k], v)
+		}
+	}
+}

@@ -217,3 +217,49 @@ func TestPrimaryAndReplica(t *testing.T) {
 		}
 	})
 }
+
+// TestRenderedConfigurationAccepted starts a real server with the
+// configuration rendered for each memory preset and reads back the tuned
+// values.
+func TestRenderedConfigurationAccepted(t *testing.T) {
+	requireMariaDB(t)
+	e := MariaDB
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cfg := newServerConfig(t, 1)
+	writeConfig(t, e, cfg, engine.Tuning{Port: cfg.Port})
+	if err := e.InitPrimary(ctx, cfg); err != nil {
+		t.Fatalf("InitPrimary: %v", err)
+	}
+	for _, memory := range []int64{512 * mib, 1 * gib, 2 * gib} {
+		t.Run(fmt.Sprintf("%dMi", memory/mib), func(t *testing.T) {
+			writeConfig(t, e, cfg, engine.Tuning{MemoryBytes: memory, Port: cfg.Port})
+			s, err := e.Start(ctx, cfg)
+			if err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			defer func() {
+				if err := s.Stop(ctx); err != nil {
+					t.Errorf("Stop: %v", err)
+				}
+			}()
+			pool, _ := BufferPool(memory)
+			var gotPool int64
+			var gotConnections int
+			var charset string
+			var logBin int
+			if err := tcp(t, cfg, cfg.Superuser, "").QueryRowContext(ctx,
+				"SELECT @@innodb_buffer_pool_size, @@max_connections, @@character_set_server, @@log_bin").
+				Scan(&gotPool, &gotConnections, &charset, &logBin); err != nil {
+				t.Fatal(err)
+			}
+			if gotPool != pool || gotConnections != MaxConnections(memory) || charset != "utf8mb4" || logBin != 1 {
+				t.Errorf("server: buffer pool %d, max_connections %d, charset %s, log_bin %d; rendered %d, %d, utf8mb4, 1",
+					gotPool, gotConnections, charset, logBin, pool, MaxConnections(memory))
+			}
+			if st := s.Status(ctx); !st.Ready || st.Role != engine.RolePrimary {
+				t.Errorf("status = %+v", st)
+			}
+		})
+	}
+}

@@ -217,6 +217,14 @@ func startServer(ctx context.Context, t *testing.T, e *Engine, cfg engine.Config
 		if err := s.Stop(context.Background()); err != nil {
 			t.Errorf("Stop: %v", err)
 		}
+		select {
+		case <-s.Done():
+		default:
+			t.Error("Done is open after Stop")
+		}
+		if err := s.Err(); err != nil {
+			t.Errorf("Err after Stop: %v", err)
+		}
 	})
 	return s
 }
