@@ -39,15 +39,21 @@ limitations under the License.
 //
 // # What was verified against a real server
 //
-// The tests run against MariaDB 10.11 (Debian's mariadb-server). These are
-// therefore verified on MariaDB only: rendered configuration accepted by the
-// server, initialisation with mariadb-install-db, user creation, the clone
-// with mariadb-dump --master-data=2, CHANGE MASTER TO / START SLAVE /
-// SHOW SLAVE STATUS, Reload with SET GLOBAL and the reporting of pending
-// restarts. The MySQL paths (mysqld --initialize-insecure, mysqldump
-// --source-data=2 --set-gtid-purged=OFF, CHANGE REPLICATION SOURCE TO with
-// GET_SOURCE_PUBLIC_KEY, START REPLICA, SHOW REPLICA STATUS with its
-// Replica_*/Source_* column names, innodb_buffer_pool_instances in the
-// rendered configuration) follow the MySQL 8.0/8.4 reference manual and have
-// not been run here.
+// The tests run against MariaDB 10.11 (Debian's mariadb-server); MariaDB 11.4
+// and MySQL were not run. Verified on MariaDB 10.11 only: the rendered
+// configuration is accepted and takes effect, initialisation with
+// mariadb-install-db, the users and their passwords (quotes, backslash and
+// '#' included), the clone with mariadb-dump --master-data=2 through the
+// mariadb client, CHANGE MASTER TO / START SLAVE / SHOW SLAVE STATUS,
+// replication after a restart, read-only replicas, Reload with SET GLOBAL,
+// pending restarts, and that passwords reach neither output nor errors.
+//
+// Written from the MySQL 8.0/8.4 reference manual and not run against a
+// server: mysqld --initialize-insecure; mysqldump --source-data=2
+// --set-gtid-purged=OFF without the mysql.innodb_*_stats tables; loading a
+// dump that includes the mysql schema into MySQL; CHANGE REPLICATION SOURCE
+// TO with SOURCE_* options and GET_SOURCE_PUBLIC_KEY=1; START REPLICA;
+// SHOW REPLICA STATUS with its Replica_*/Source_* column names;
+// --super-read-only on replicas; innodb_buffer_pool_instances in the
+// rendered configuration; removing a stale mysqld.sock.lock before a start.
 package mysql

@@ -54,8 +54,11 @@ var mysqlFlavor = &flavor{
 	client:          "mysql",
 	dump:            "mysqldump",
 	dumpCoordinates: "--source-data=2",
-	// The replica takes binary log coordinates, not GTIDs.
-	dumpExtra:    []string{"--set-gtid-purged=OFF"},
+	// The replica takes binary log coordinates, not GTIDs. MySQL 8 refuses
+	// to drop and recreate its InnoDB statistics tables; the replica
+	// computes its own statistics.
+	dumpExtra: []string{"--set-gtid-purged=OFF",
+		"--ignore-table=mysql.innodb_index_stats", "--ignore-table=mysql.innodb_table_stats"},
 	changeSource: "CHANGE REPLICATION SOURCE TO",
 	optHost:      "SOURCE_HOST", optPort: "SOURCE_PORT",
 	optUser: "SOURCE_USER", optPassword: "SOURCE_PASSWORD",

@@ -84,6 +84,9 @@ func (e *Engine) initDataDir(ctx context.Context, cfg engine.Config) error {
 // and shuts the server down.
 func (e *Engine) withLocalServer(ctx context.Context, cfg engine.Config, fn func(conn *sql.Conn, socket string) error) error {
 	socket := filepath.Join(cfg.RunDir, "init.sock")
+	for _, f := range []string{socket, socket + ".lock", filepath.Join(cfg.RunDir, "mysqld.pid")} {
+		_ = os.Remove(f)
+	}
 	args := append(e.serverArgs(cfg, socket), "--skip-networking")
 	p, err := e.startProcess(cfg, args)
 	if err != nil {

@@ -45,6 +45,13 @@ func (e *Engine) Start(ctx context.Context, cfg engine.Config) (engine.Server, e
 		return nil, fmt.Errorf("reading the configuration: %w", err)
 	}
 	socket := filepath.Join(cfg.RunDir, "mysqld.sock")
+	// What an unclean end left behind: a MySQL server refuses to start
+	// while the socket's lock file names a live process, and in a
+	// container that may be any process. A server still running on the
+	// data directory is kept off by InnoDB's own lock.
+	for _, f := range []string{socket, socket + ".lock", filepath.Join(cfg.RunDir, "mysqld.pid")} {
+		_ = os.Remove(f)
+	}
 	args := e.serverArgs(cfg, socket)
 	if cfg.Port != 0 {
 		args = append(args, "--port="+strconv.Itoa(cfg.Port))
