@@ -132,7 +132,7 @@ func (e *Engine) InitPrimary(ctx context.Context, cfg engine.Config) (err error)
 		return err
 	}
 	return e.withLocalServer(ctx, cfg, func(conn *sql.Conn, _ string) error {
-		if err := execAll(ctx, conn, cfg, "disabling the binary log", "SET SESSION sql_log_bin = 0"); err != nil {
+		if err := execAll(ctx, conn, cfg, "disabling the binary log", "SET sql_log_bin = 0"); err != nil {
 			return err
 		}
 		// mariadb-install-db makes anonymous users and root at the host's
@@ -260,7 +260,7 @@ func (e *Engine) load(ctx context.Context, cfg engine.Config, socket string) (st
 	dump, dumpTail := command(cfg, e.f.dump, dumpArgs...)
 	loader, loadTail := command(cfg, e.f.client, "--no-defaults", "--protocol=socket",
 		"--socket="+socket, "--user=root", "--binary-mode",
-		"--max-allowed-packet=1073741824", "--init-command=SET SESSION sql_log_bin = 0")
+		"--max-allowed-packet=1073741824", "--init-command=SET sql_log_bin = 0")
 	in, err := loader.StdinPipe()
 	if err != nil {
 		return "", 0, err

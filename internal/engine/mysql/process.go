@@ -279,7 +279,7 @@ func (p *process) exitErr() error {
 	return p.err
 }
 
-// connect opens a pool of connections over the server's socket. The session
+// connect opens a pool of connections over the server's socket. Each connection
 // runs with a known sql_mode, so that the quoting of literals holds
 // (NO_BACKSLASH_ESCAPES would change it).
 func connect(socket string, c engine.Credentials) (*sql.DB, error) {

@@ -16,7 +16,7 @@ limitations under the License.
 
 package mysql
 
-// Test support for real servers. These helpers are meant to move to a shared
+// Test support for real servers. These functions are meant to move to a shared
 // test-support package; their names say what they do there.
 
 import (

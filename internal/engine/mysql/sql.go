@@ -28,7 +28,7 @@ import (
 	"github.com/steward-dev/steward/internal/engine"
 )
 
-// literal quotes a string literal. The sessions the engine opens run without
+// literal quotes a string literal. The connections the engine opens run without
 // NO_BACKSLASH_ESCAPES (see connect), so backslash escapes hold.
 func literal(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`, "\n", `\n`, "\r", `\r`, "\x1a", `\Z`)
