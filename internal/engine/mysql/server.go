@@ -1,0 +1,277 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/steward-dev/steward/internal/engine"
+)
+
+// Start runs the server as a child process with the configuration from
+// cfg.ConfigDir and paths, port, address and server id from cfg; a replica
+// (cfg.PrimaryHost set) runs read-only and resumes replication by itself. It
+// returns once the superuser can connect over the socket.
+func (e *Engine) Start(ctx context.Context, cfg engine.Config) (engine.Server, error) {
+	if err := ensureDir(cfg, cfg.RunDir); err != nil {
+		return nil, err
+	}
+	cfgText, err := os.ReadFile(filepath.Join(cfg.ConfigDir, ConfigFile))
+	if err != nil {
+		return nil, fmt.Errorf("reading the configuration: %w", err)
+	}
+	socket := filepath.Join(cfg.RunDir, "mysqld.sock")
+	// What an unclean end left behind: a MySQL server refuses to start
+	// while the socket's lock file names a live process, and in a
+	// container that may be any process. A server still running on the
+	// data directory is kept off by InnoDB's own lock.
+	for _, f := range []string{socket, socket + ".lock", filepath.Join(cfg.RunDir, "mysqld.pid")} {
+		_ = os.Remove(f)
+	}
+	args := e.serverArgs(cfg, socket)
+	if cfg.Port != 0 {
+		args = append(args, "--port="+strconv.Itoa(cfg.Port))
+	}
+	if cfg.Host != "" {
+		args = append(args, "--bind-address="+cfg.Host)
+	}
+	if cfg.PrimaryHost != "" {
+		args = append(args, "--read-only")
+		if e.f.superReadOnly {
+			args = append(args, "--super-read-only")
+		}
+	}
+	p, err := e.startProcess(cfg, args)
+	if err != nil {
+		return nil, err
+	}
+	db, err := e.waitReady(ctx, cfg, p, socket, cfg.Superuser)
+	if err != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		_ = p.stop(sctx)
+		return nil, err
+	}
+	current := parseConfig(string(cfgText))
+	return &Server{e: e, cfg: cfg, p: p, db: db, started: current, current: current, failed: map[string]bool{}}, nil
+}
+
+// Server is a running MySQL or MariaDB server.
+type Server struct {
+	e   *Engine
+	cfg engine.Config
+	p   *process
+	db  *sql.DB
+
+	mu sync.Mutex
+	// started is the configuration the server started with, current the
+	// one last applied; failed are dynamic-looking settings the server
+	// refused to change at run time.
+	started, current map[string]string
+	failed           map[string]bool
+	pending          []string
+}
+
+var _ engine.Server = (*Server)(nil)
+
+// EnsureUsers makes the owner, its database and the replication user exist
+// with the passwords of the configuration.
+func (s *Server) EnsureUsers(ctx context.Context) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("connecting: %s", redact(s.cfg, err.Error()))
+	}
+	defer conn.Close()
+	return ensureUsers(ctx, conn, s.cfg)
+}
+
+var (
+	variableName = regexp.MustCompile(`^[a-z0-9_]+$`)
+	integer      = regexp.MustCompile(`^-?[0-9]+$`)
+	sized        = regexp.MustCompile(`^([0-9]+)([kKmMgG])$`)
+)
+
+// setValue is a value for SET GLOBAL: integers as they are, sizes such as
+// 64M in bytes, anything else a string literal.
+func setValue(v string) string {
+	if integer.MatchString(v) {
+		return v
+	}
+	if m := sized.FindStringSubmatch(v); m != nil {
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		switch strings.ToLower(m[2]) {
+		case "k":
+			n <<= 10
+		case "m":
+			n <<= 20
+		case "g":
+			n <<= 30
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	return literal(v)
+}
+
+// Reload re-reads my.cnf. The servers cannot reload their configuration, so
+// the settings that changed are set with SET GLOBAL (a removed one back to
+// its default); settings that need a restart, and those the server refuses
+// to change at run time, are reported in Status.PendingRestart.
+func (s *Server) Reload(ctx context.Context) error {
+	text, err := os.ReadFile(filepath.Join(s.cfg.ConfigDir, ConfigFile))
+	if err != nil {
+		return fmt.Errorf("reading the configuration: %w", err)
+	}
+	next := parseConfig(string(text))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []string
+	for _, k := range union(s.current, next) {
+		old, had := s.current[k]
+		v, has := next[k]
+		if had == has && old == v {
+			continue
+		}
+		if s.e.Controlled(k) || s.e.NeedsRestart(k) {
+			continue
+		}
+		if !variableName.MatchString(k) {
+			s.failed[k] = true
+			continue
+		}
+		value := "DEFAULT"
+		if has {
+			value = setValue(v)
+		}
+		if _, err := s.db.ExecContext(ctx, "SET GLOBAL "+k+" = "+value); err != nil {
+			switch errorNumber(err) {
+			case 1193, 1238: // unknown, or read-only at run time
+				s.failed[k] = true
+			default:
+				errs = append(errs, fmt.Sprintf("setting %s: %s", k, redact(s.cfg, err.Error())))
+				// Keep the old value, so that the next Reload tries again.
+				if had {
+					next[k] = old
+				} else {
+					delete(next, k)
+				}
+			}
+			continue
+		}
+		delete(s.failed, k)
+	}
+	s.current = next
+	s.pending = nil
+	for _, k := range union(s.started, next) {
+		old, had := s.started[k]
+		v, has := next[k]
+		if had == has && old == v {
+			continue
+		}
+		if s.e.NeedsRestart(k) || s.failed[k] {
+			s.pending = append(s.pending, k)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("reload: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func union(a, b map[string]string) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range []map[string]string{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Status reports the role (replica when replication is configured), the
+// version, readiness (a replica's receiving and applying threads both
+// running), the replica's delay and pending restarts.
+func (s *Server) Status(ctx context.Context) engine.Status {
+	s.mu.Lock()
+	st := engine.Status{Role: engine.RolePrimary, PendingRestart: append([]string(nil), s.pending...)}
+	s.mu.Unlock()
+	if s.cfg.PrimaryHost != "" {
+		st.Role = engine.RoleReplica
+	}
+	select {
+	case <-s.p.done:
+		st.Message = "the server has exited"
+		return st
+	default:
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		st.Message = "cannot connect: " + redact(s.cfg, err.Error())
+		return st
+	}
+	defer conn.Close()
+	if err := conn.QueryRowContext(ctx, "SELECT VERSION()").Scan(&st.Version); err != nil {
+		st.Message = "cannot query: " + redact(s.cfg, err.Error())
+		return st
+	}
+	rs, err := s.e.readReplicaStatus(ctx, conn)
+	if err != nil {
+		st.Message = "cannot read the replication status: " + redact(s.cfg, err.Error())
+		return st
+	}
+	if rs == nil {
+		st.Role = engine.RolePrimary
+		st.Ready = true
+		return st
+	}
+	st.Role = engine.RoleReplica
+	st.LagSeconds = rs.lag
+	st.Ready = rs.ioRunning == "Yes" && rs.sqlRunning == "Yes"
+	if !st.Ready {
+		st.Message = redact(s.cfg, strings.TrimSpace(fmt.Sprintf("replication: receiving %s, applying %s. %s %s",
+			rs.ioRunning, rs.sqlRunning, rs.ioError, rs.sqlError)))
+	}
+	return st
+}
+
+// Stop shuts the server down (SIGTERM), killing it when ctx ends first.
+func (s *Server) Stop(ctx context.Context) error {
+	s.db.Close()
+	return s.p.stop(ctx)
+}
+
+// Done is closed when the server has exited.
+func (s *Server) Done() <-chan struct{} { return s.p.done }
+
+// Err says why the server exited: nil after Stop and a clean shutdown.
+func (s *Server) Err() error { return s.p.exitErr() }
