@@ -67,6 +67,7 @@ import (
 
 	"github.com/steward-dev/steward/internal/engine"
 	// The engines the instance manager can run.
+	_ "github.com/steward-dev/steward/internal/engine/mysql"
 	_ "github.com/steward-dev/steward/internal/engine/postgres"
 )
 

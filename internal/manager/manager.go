@@ -35,6 +35,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -43,6 +44,7 @@ import (
 	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/controller/webapp"
 	// The database engines Steward runs register themselves.
+	_ "github.com/steward-dev/steward/internal/engine/mysql"
 	_ "github.com/steward-dev/steward/internal/engine/postgres"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
@@ -79,6 +81,10 @@ type Options struct {
 	// InstanceImage is Steward's own image, whose binary database pods run
 	// as their instance manager.
 	InstanceImage string
+
+	// SkipControllerNameValidation allows more than one manager in one
+	// process, one after the other: tests that restart the operator.
+	SkipControllerNameValidation bool
 
 	// GracefulShutdownTimeout bounds how long running reconciles may take to
 	// finish on shutdown.
@@ -171,7 +177,8 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			// starting an informer over every object of that kind.
 			ReaderFailOnMissingInformer: true,
 		},
-		Client: client.Options{FieldOwner: "steward"},
+		Client:     client.Options{FieldOwner: "steward"},
+		Controller: config.Controller{SkipNameValidation: &opts.SkipControllerNameValidation},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

@@ -289,6 +289,15 @@ func claim(t *testing.T, ns, db string, ordinal int, size string) {
 		},
 	}
 	create(t, pvc)
+	// Bound, as a provisioner would make it: only bound claims can grow.
+	pvc.Status = corev1.PersistentVolumeClaimStatus{
+		Phase:       corev1.ClaimBound,
+		AccessModes: pvc.Spec.AccessModes,
+		Capacity:    corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
+	}
+	if err := k8s.Status().Update(context.Background(), pvc); err != nil {
+		t.Fatalf("binding %s: %v", pvc.Name, err)
+	}
 }
 
 func TestRetainKeepsVolumesAndCredentialsAndRecreationAdoptsThem(t *testing.T) {
@@ -620,6 +629,8 @@ func TestStorageGrowsWhenTheClassAllowsIt(t *testing.T) {
 	create(t, newDatabase(ns, "fixed", func(db *v1alpha1.Database) { db.Spec.Storage.StorageClassName = new(ns + "-fixed") }))
 	claim(t, ns, "grow", 0, "1Gi")
 	claim(t, ns, "fixed", 0, "1Gi")
+	markRolledOut(t, ns, "grow", 1)
+	waitFor(t, ns, "grow", "Ready", isReady)
 
 	update(t, ns, "grow", func(db *v1alpha1.Database) { db.Spec.Storage.Size = resource.MustParse("5Gi") })
 	update(t, ns, "fixed", func(db *v1alpha1.Database) { db.Spec.Storage.Size = resource.MustParse("5Gi") })
@@ -632,6 +643,10 @@ func TestStorageGrowsWhenTheClassAllowsIt(t *testing.T) {
 			return fmt.Errorf("claim requests %s", got.String())
 		}
 		return nil
+	})
+	waitFor(t, ns, "grow", "ExpandingStorage", func(db *v1alpha1.Database) bool {
+		c := condition(db, v1alpha1.ConditionProgressing)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == database.ReasonExpandingStorage
 	})
 	if got := statefulSet(t, ns, "grow").Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "1Gi" {
 		t.Errorf("the claim template changed to %s; it is immutable", got.String())

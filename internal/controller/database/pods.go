@@ -73,7 +73,9 @@ func (r *Reconciler) growVolumes(ctx context.Context, db *v1alpha1.Database) (*s
 	allowed := map[string]bool{}
 	for i := range claims.Items {
 		pvc := &claims.Items[i]
-		if !isInstanceClaim(db, pvc.Name) || !pvc.DeletionTimestamp.IsZero() {
+		// Only a bound claim can grow; a pending one is looked at again
+		// when it binds.
+		if !isInstanceClaim(db, pvc.Name) || !pvc.DeletionTimestamp.IsZero() || pvc.Status.Phase != corev1.ClaimBound {
 			continue
 		}
 		requested := pvc.Spec.Resources.Requests[corev1.ResourceStorage]

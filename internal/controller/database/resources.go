@@ -37,6 +37,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/instance"
 	"github.com/steward-dev/steward/internal/labels"
 )
 
@@ -370,23 +371,23 @@ func podTemplate(db *v1alpha1.Database, eng engine.Engine, instanceImage string,
 		return corev1ac.EnvVar().WithName(name).WithValue(v)
 	}
 	env := []*corev1ac.EnvVarApplyConfiguration{
-		value(envEngine, string(db.Spec.Engine)),
-		value(envDataDir, plan.dataDir),
-		value(envConfigDir, configMount),
-		value(envRunDir, runMount),
-		value(envPort, strconv.Itoa(int(plan.port))),
-		value(envStatusAddr, fmt.Sprintf(":%d", statusPort)),
-		corev1ac.EnvVar().WithName(envPodName).WithValueFrom(corev1ac.EnvVarSource().
+		value(instance.EnvEngine, string(db.Spec.Engine)),
+		value(instance.EnvDataDir, plan.dataDir),
+		value(instance.EnvConfigDir, configMount),
+		value(instance.EnvRunDir, runMount),
+		value(instance.EnvPort, strconv.Itoa(int(plan.port))),
+		value(instance.EnvStatusAddr, fmt.Sprintf(":%d", statusPort)),
+		corev1ac.EnvVar().WithName(instance.EnvPodName).WithValueFrom(corev1ac.EnvVarSource().
 			WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.name"))),
-		value(envPrimaryHost, fmt.Sprintf("%s.%s.%s.svc", PrimaryPod(db), HeadlessServiceName(db), db.Namespace)),
-		value(envPrimaryPort, strconv.Itoa(int(plan.port))),
-		value(envDatabase, db.Spec.DatabaseName),
-		secretEnv(envSuperuserUsername, SuperuserName(db), "username"),
-		secretEnv(envSuperuserPassword, SuperuserName(db), "password"),
-		secretEnv(envOwnerUsername, CredentialsName(db), "username"),
-		secretEnv(envOwnerPassword, CredentialsName(db), "password"),
-		secretEnv(envReplicationUsername, SuperuserName(db), "replication-username"),
-		secretEnv(envReplicationPassword, SuperuserName(db), "replication-password"),
+		value(instance.EnvPrimaryHost, fmt.Sprintf("%s.%s.%s.svc", PrimaryPod(db), HeadlessServiceName(db), db.Namespace)),
+		value(instance.EnvPrimaryPort, strconv.Itoa(int(plan.port))),
+		value(instance.EnvDatabase, db.Spec.DatabaseName),
+		secretEnv(instance.EnvSuperuserUsername, SuperuserName(db), "username"),
+		secretEnv(instance.EnvSuperuserPassword, SuperuserName(db), "password"),
+		secretEnv(instance.EnvOwnerUsername, CredentialsName(db), "username"),
+		secretEnv(instance.EnvOwnerPassword, CredentialsName(db), "password"),
+		secretEnv(instance.EnvReplicationUsername, SuperuserName(db), "replication-username"),
+		secretEnv(instance.EnvReplicationPassword, SuperuserName(db), "replication-password"),
 	}
 	noEscalation := corev1ac.SecurityContext().
 		WithAllowPrivilegeEscalation(false).

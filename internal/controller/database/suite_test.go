@@ -95,12 +95,15 @@ type runningOperator struct {
 	cfg    *rest.Config
 	cancel context.CancelFunc
 	done   chan error
+	err    error
+	once   sync.Once
 }
 
 func startOperator(cfg *rest.Config) (*runningOperator, error) {
 	opts := manager.DefaultOptions()
 	opts.MetricsAddr, opts.ProbeAddr, opts.LeaderElection = "0", "0", false
 	opts.InstanceImage = "steward:test"
+	opts.SkipControllerNameValidation = true
 	mgr, err := manager.New(cfg, opts)
 	if err != nil {
 		return nil, err
@@ -112,8 +115,11 @@ func startOperator(cfg *rest.Config) (*runningOperator, error) {
 }
 
 func (o *runningOperator) stop() error {
-	o.cancel()
-	return <-o.done
+	o.once.Do(func() {
+		o.cancel()
+		o.err = <-o.done
+	})
+	return o.err
 }
 
 // restart stops the operator and starts a new one, as a new pod would.
@@ -126,7 +132,7 @@ func (o *runningOperator) restart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("starting the operator again: %v", err)
 	}
-	*o = *next
+	o.cancel, o.done, o.err, o.once = next.cancel, next.done, nil, sync.Once{}
 }
 
 // secretsNeverShown looks for every password Steward generated or was
