@@ -40,6 +40,7 @@ var (
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(GroupVersion,
 		&WebApp{}, &WebAppList{},
+		&Cache{}, &CacheList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
