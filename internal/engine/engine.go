@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package engine is the contract between Steward's operator and the database
 // engines it runs. The operator uses the pure parts (versions, images, size
 // presets, configuration rendering, parameter rules); the instance manager
