@@ -207,6 +207,7 @@ type CacheStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:categories=steward
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 54 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="a Cache's name must be a DNS label of at most 54 characters that starts with a letter: it names Services such as <name>-headless"
 // +kubebuilder:printcolumn:name="Engine",type=string,JSONPath=".spec.engine"
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=".status.version"
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=".spec.replicas"

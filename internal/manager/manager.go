@@ -40,6 +40,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	cachecontroller "github.com/steward-dev/steward/internal/controller/cache"
 	"github.com/steward-dev/steward/internal/controller/webapp"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
@@ -113,6 +114,9 @@ func managedKinds() []client.Object {
 		&networkingv1.Ingress{},
 		&autoscalingv2.HorizontalPodAutoscaler{},
 		&policyv1.PodDisruptionBudget{},
+		&appsv1.StatefulSet{},
+		&corev1.ConfigMap{},
+		&corev1.Pod{}, // a Cache lists its memcached pods in status.nodes
 	}
 }
 
@@ -170,6 +174,14 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.WebAppConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the WebApp controller: %w", err)
+	}
+	err = (&cachecontroller.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("steward"),
+	}).SetupWithManager(mgr, controller.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the Cache controller: %w", err)
 	}
 	return mgr, nil
 }
