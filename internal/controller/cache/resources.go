@@ -57,8 +57,9 @@ const (
 	redisConfigDir = "/etc/redis"
 	// redisConfigFile is the name of redis.conf in the ConfigMap.
 	redisConfigFile = "redis.conf"
-	// dataDir is redis' working directory: the append-only file, and the
-	// snapshot a replica loads from its primary.
+	// dataDir is redis' working directory, where it keeps the append-only
+	// file and the snapshot a replica loads from its primary. redis.conf
+	// leaves dir at its default, the working directory.
 	dataDir = "/data"
 	// ConfigHashAnnotation on the pod template restarts redis nodes when
 	// redis.conf changes: redis reads it only at start.
@@ -178,7 +179,6 @@ func RedisConfig(c *v1alpha1.Cache) string {
 		"bind * -::*",
 		"protected-mode no",
 		fmt.Sprintf("port %d", RedisPort),
-		"dir " + dataDir,
 		fmt.Sprintf("maxmemory %d", RedisMaxMemory(c)),
 		"maxmemory-policy " + string(RedisMaxMemoryPolicy(c)),
 		`save ""`,
@@ -314,6 +314,7 @@ func service(c *v1alpha1.Cache, name string, selector map[string]string, port in
 func RedisStatefulSet(c *v1alpha1.Cache) *appsv1ac.StatefulSetApplyConfiguration {
 	container := baseContainer(c, RedisPort).
 		WithCommand("sh", "-c", RedisStartScript, "redis-server").
+		WithWorkingDir(dataDir).
 		WithEnv(
 			corev1ac.EnvVar().WithName("REDIS_CONFIG").WithValue(redisConfigDir+"/"+redisConfigFile),
 			corev1ac.EnvVar().WithName("REDIS_PRIMARY_HOST").WithValue(RedisPrimaryHost(c)),
