@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -30,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apitest"
@@ -193,4 +195,22 @@ func TestName(t *testing.T) {
 	expectInvalid(t, k8s.Create(context.Background(), c), "at most 54 characters")
 	c.Name = "9lives"
 	expectInvalid(t, k8s.Create(context.Background(), c), "starts with a letter")
+}
+
+// TestSamples creates the Cache samples the docs and demo use.
+func TestSamples(t *testing.T) {
+	for _, file := range []string{"cache_memcached.yaml", "cache_redis.yaml"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &v1alpha1.Cache{}
+		if err := yaml.UnmarshalStrict(raw, c); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		c.Namespace = ns
+		if err := k8s.Create(context.Background(), c); err != nil {
+			t.Errorf("%s: %v", file, err)
+		}
+	}
 }
