@@ -30,8 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apitest"
@@ -205,7 +205,7 @@ func TestSamples(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := &v1alpha1.Cache{}
-		if err := yaml.UnmarshalStrict(raw, c); err != nil {
+		if err := yaml.Unmarshal(raw, c); err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
 		c.Namespace = ns

@@ -27,7 +27,9 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 )
 
-func statefulSet(want, replicas, updated, ready int32) *workload {
+// statefulSet is a three-node StatefulSet's status.
+func statefulSet(replicas, updated, ready int32) *workload {
+	const want int32 = 3
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "store", Generation: 2},
 		Spec:       appsv1.StatefulSetSpec{Replicas: new(want)},
@@ -52,10 +54,11 @@ func TestComputeStatus(t *testing.T) {
 		reason string
 	}{
 		{"no workload yet", newCache(v1alpha1.EngineRedis), observed{}, v1alpha1.CachePending, metav1.ConditionFalse, v1alpha1.ReasonCreating},
-		{"first rollout", newCache(v1alpha1.EngineRedis), observed{workload: statefulSet(3, 3, 3, 1)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonCreating},
-		{"all ready", newCache(v1alpha1.EngineRedis), observed{workload: statefulSet(3, 3, 3, 3)}, v1alpha1.CacheRunning, metav1.ConditionTrue, v1alpha1.ReasonAvailable},
-		{"node lost after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 3, 3, 2)}, v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonUnavailable},
-		{"rolling out after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 3, 1, 3)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
+		{"first rollout", newCache(v1alpha1.EngineRedis), observed{workload: statefulSet(3, 3, 1)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonCreating},
+		{"all ready", newCache(v1alpha1.EngineRedis), observed{workload: statefulSet(3, 3, 3)}, v1alpha1.CacheRunning, metav1.ConditionTrue, v1alpha1.ReasonAvailable},
+		{"node lost after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 3, 2)}, v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonUnavailable},
+		{"rolling out after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 1, 3)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
+		{"scaling up after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(2, 2, 2)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
 		{"problem", newCache(v1alpha1.EngineRedis, running), observed{problem: &problem{ReasonNameConflict, "taken"}}, v1alpha1.CacheDegraded, metav1.ConditionFalse, ReasonNameConflict},
 		{"memcached stalled", newCache(v1alpha1.EngineMemcached), observed{workload: fromDeployment(&appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Name: "sessions", Generation: 1},
