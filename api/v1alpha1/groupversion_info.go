@@ -41,6 +41,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(GroupVersion,
 		&WebApp{}, &WebAppList{},
 		&Database{}, &DatabaseList{},
+		&Cache{}, &CacheList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil

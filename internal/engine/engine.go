@@ -88,6 +88,7 @@ type Config struct {
 // Role is an instance's part in replication.
 type Role string
 
+// The roles an instance can have.
 const (
 	RolePrimary Role = "primary"
 	RoleReplica Role = "replica"

@@ -36,6 +36,8 @@ const (
 	ManagedBy = "steward"
 	// WebApp selects the pods of one WebApp.
 	WebApp = "steward.dev/webapp"
+	// Cache selects the pods of one Cache.
+	Cache = "steward.dev/cache"
 )
 
 // Common are the app.kubernetes.io labels of a child of the named object.

@@ -41,6 +41,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	cachecontroller "github.com/steward-dev/steward/internal/controller/cache"
 	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/controller/webapp"
 	// The database engines Steward runs register themselves.
@@ -139,7 +140,7 @@ func managedKinds() []client.Object {
 		&corev1.ConfigMap{},
 		&corev1.Secret{},
 		&corev1.PersistentVolumeClaim{},
-		&corev1.Pod{},
+		&corev1.Pod{}, // database roles, a Cache's status.nodes
 	}
 }
 
@@ -207,6 +208,14 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.DatabaseConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the Database controller: %w", err)
+	}
+	err = (&cachecontroller.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("steward"),
+	}).SetupWithManager(mgr, controller.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the Cache controller: %w", err)
 	}
 	return mgr, nil
 }

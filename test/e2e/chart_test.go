@@ -82,6 +82,10 @@ func TestHelmChart(t *testing.T) {
 		{"apply", "deployments.apps"}, {"create", "services"}, {"delete", "ingresses.networking.k8s.io"},
 		{"patch", "webapps.steward.dev", "--subresource=status"}, {"create", "events.events.k8s.io"},
 		{"update", "leases.coordination.k8s.io"}, {"get", "secrets"},
+		{"patch", "caches.steward.dev", "--subresource=status"}, {"create", "statefulsets.apps"},
+		{"create", "configmaps"}, {"watch", "pods"}, {"patch", "pods"}, {"list", "secrets"},
+		{"delete", "persistentvolumeclaims"}, {"patch", "databases.steward.dev"},
+		{"update", "databases.steward.dev", "--subresource=finalizers"},
 	} {
 		verb := allowed[0]
 		if verb == "apply" {
@@ -93,7 +97,9 @@ func TestHelmChart(t *testing.T) {
 		}
 	}
 	for _, denied := range [][]string{
-		{"list", "secrets"}, {"get", "configmaps"}, {"delete", "namespaces"}, {"create", "pods"}, {"update", "webapps.steward.dev"},
+		{"delete", "namespaces"}, {"create", "pods"}, {"delete", "pods"},
+		{"create", "persistentvolumeclaims"}, {"delete", "persistentvolumes"}, {"list", "storageclasses.storage.k8s.io"},
+		{"update", "webapps.steward.dev"}, {"update", "caches.steward.dev"},
 	} {
 		out, _ := kubectlMayFail(append([]string{"auth", "can-i", sa}, denied...)...)
 		if strings.TrimSpace(out) != "no" {

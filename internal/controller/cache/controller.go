@@ -1,0 +1,302 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package cache reconciles Caches: memcached as a Deployment behind a
+// headless Service, or redis as a StatefulSet of a primary and replicas
+// behind Services, with the engine's memory settings derived from the
+// Cache's memory limit.
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/labels"
+	"github.com/steward-dev/steward/internal/metrics"
+)
+
+// ReasonNameConflict means a child's name is taken by an object Steward does not manage.
+const ReasonNameConflict = "NameConflict"
+
+// retryUserError is how long to wait before trying again after a problem
+// the user must fix, which no watch event may announce.
+const retryUserError = time.Minute
+
+// phases are the values of status.phase, in the order metrics list them.
+var phases = []string{
+	string(v1alpha1.CachePending), string(v1alpha1.CacheDeploying),
+	string(v1alpha1.CacheRunning), string(v1alpha1.CacheDegraded),
+}
+
+// Reconciler makes a Cache's children match its spec and reports their state.
+type Reconciler struct {
+	// Client reads from the informer cache and writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server directly.
+	APIReader client.Reader
+	// Recorder emits events on state transitions.
+	Recorder events.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=steward.dev,resources=caches,verbs=get;list;watch
+// +kubebuilder:rbac:groups=steward.dev,resources=caches/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one Cache's children in line with its spec, then writes
+// its status if that changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	c := &v1alpha1.Cache{}
+	if err := r.Client.Get(ctx, req.NamespacedName, c); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !c.DeletionTimestamp.IsZero() {
+		// Every child carries an owner reference: the garbage collector removes them.
+		return ctrl.Result{}, nil
+	}
+
+	obs, err := r.reconcileChildren(ctx, c)
+	if err == nil && obs.problem == nil && Engine(c) == v1alpha1.EngineMemcached {
+		obs.nodes, err = r.listNodes(ctx, c)
+	}
+	if err != nil {
+		// Retried with backoff; meanwhile the status says what fails.
+		obs = observed{problem: &problem{reason: v1alpha1.ReasonReconcileError, message: err.Error()}}
+	}
+
+	status := computeStatus(c, obs)
+	r.announce(c, obs, &status)
+	if werr := r.writeStatus(ctx, c, status); werr != nil {
+		return ctrl.Result{}, errors.Join(err, werr)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if obs.problem != nil {
+		return ctrl.Result{RequeueAfter: retryUserError}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// child pairs the desired state of one child with its live object.
+type child struct {
+	// desired is nil when the spec no longer asks for the child.
+	desired runtime.ApplyConfiguration
+	// name is the child's name.
+	name string
+	// live is an empty object of the child's type, filled by reconcileChildren.
+	live client.Object
+}
+
+// children lists the Cache's children for its engine, the workload first.
+func children(c *v1alpha1.Cache, workload client.Object) []child {
+	pdb := child{optional(PodDisruptionBudget(c)), c.Name, &policyv1.PodDisruptionBudget{}}
+	if Engine(c) == v1alpha1.EngineRedis {
+		return []child{
+			{RedisConfigMap(c), c.Name, &corev1.ConfigMap{}},
+			{RedisHeadlessService(c), HeadlessServiceName(c), &corev1.Service{}},
+			{RedisStatefulSet(c), c.Name, workload},
+			{RedisService(c), c.Name, &corev1.Service{}},
+			{RedisReadOnlyService(c), ReadOnlyServiceName(c), &corev1.Service{}},
+			pdb,
+		}
+	}
+	return []child{
+		{MemcachedDeployment(c), c.Name, workload},
+		{MemcachedService(c), c.Name, &corev1.Service{}},
+		pdb,
+	}
+}
+
+// reconcileChildren applies every child the spec asks for and deletes those
+// it no longer asks for. A problem the user must fix is returned in
+// observed.problem; other errors are returned for a retry with backoff.
+func (r *Reconciler) reconcileChildren(ctx context.Context, c *v1alpha1.Cache) (observed, error) {
+	var workload client.Object = &appsv1.Deployment{}
+	if Engine(c) == v1alpha1.EngineRedis {
+		workload = &appsv1.StatefulSet{}
+	}
+	applier := apply.Applier{Client: r.Client, Reader: r.APIReader}
+	obs := observed{}
+	for _, ch := range children(c, workload) {
+		key := client.ObjectKey{Namespace: c.Namespace, Name: ch.name}
+		if err := r.Client.Get(ctx, key, ch.live); client.IgnoreNotFound(err) != nil {
+			return observed{}, fmt.Errorf("reading %T %s: %w", ch.live, key, err)
+		}
+		if ch.desired == nil {
+			if err := applier.Delete(ctx, ch.live, c.UID); err != nil {
+				return observed{}, err
+			}
+			continue
+		}
+		before := replicasOf(ch.live)
+		if err := applier.Apply(ctx, ch.desired, ch.live, c.UID); err != nil {
+			if reason, ok := userError(err); ok {
+				return observed{problem: &problem{reason: reason, message: err.Error()}}, nil
+			}
+			return observed{}, err
+		}
+		if after := replicasOf(ch.live); before != nil && after != nil && *before != *after {
+			obs.scaledFrom = before
+		}
+	}
+
+	switch w := workload.(type) {
+	case *appsv1.Deployment:
+		if w.UID != "" {
+			obs.workload = fromDeployment(w)
+		}
+	case *appsv1.StatefulSet:
+		if w.UID != "" {
+			obs.workload = fromStatefulSet(w)
+		}
+	}
+	return obs, nil
+}
+
+// replicasOf is the replica count of an existing Deployment or StatefulSet,
+// or nil.
+func replicasOf(obj client.Object) *int32 {
+	if obj.GetUID() == "" {
+		return nil
+	}
+	switch w := obj.(type) {
+	case *appsv1.Deployment:
+		return w.Spec.Replicas
+	case *appsv1.StatefulSet:
+		return w.Spec.Replicas
+	}
+	return nil
+}
+
+// listNodes returns the names of the Cache's pods that are not terminating
+// or finished, sorted.
+func (r *Reconciler) listNodes(ctx context.Context, c *v1alpha1.Cache) ([]string, error) {
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace), client.MatchingLabels(SelectorLabels(c))); err != nil {
+		return nil, fmt.Errorf("listing the pods of Cache %s: %w", c.Name, err)
+	}
+	var nodes []string
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !p.DeletionTimestamp.IsZero() || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		nodes = append(nodes, p.Name)
+	}
+	slices.Sort(nodes)
+	return nodes, nil
+}
+
+// userError tells problems that only the user can fix, and their condition
+// reason, from transient ones.
+func userError(err error) (string, bool) {
+	var conflict *apply.Conflict
+	switch {
+	case errors.As(err, &conflict):
+		return ReasonNameConflict, true
+	case apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err):
+		return v1alpha1.ReasonApplyFailed, true
+	}
+	return "", false
+}
+
+// optional turns a nil builder result into a nil interface.
+func optional[T any, P interface {
+	*T
+	runtime.ApplyConfiguration
+}](p P) runtime.ApplyConfiguration {
+	if p == nil {
+		return nil
+	}
+	return p
+}
+
+// writeStatus patches the status subresource, and only when it changed.
+func (r *Reconciler) writeStatus(ctx context.Context, c *v1alpha1.Cache, status v1alpha1.CacheStatus) error {
+	if equality.Semantic.DeepEqual(c.Status, status) {
+		return nil
+	}
+	orig := c.DeepCopy()
+	c.Status = status
+	if err := r.Client.Status().Patch(ctx, c, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("writing status of Cache %s: %w", c.Name, err)
+	}
+	log.FromContext(ctx).V(1).Info("Status updated", "phase", status.Phase, "ready", status.ReadyReplicas)
+	return nil
+}
+
+// podToCache maps a pod to the Cache it belongs to, by its label.
+func podToCache(_ context.Context, pod client.Object) []reconcile.Request {
+	name, ok := pod.GetLabels()[labels.Cache]
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}}}
+}
+
+// SetupWithManager registers the reconciler, watching Caches, the children
+// they own and their pods, and the steward_caches{phase} metric.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	reader := mgr.GetCache()
+	err := metrics.RegisterPhases("caches", "Cache", phases, func(ctx context.Context) (map[string]int, error) {
+		list := &v1alpha1.CacheList{}
+		if err := reader.List(ctx, list); err != nil {
+			return nil, err
+		}
+		counts := map[string]int{}
+		for i := range list.Items {
+			counts[string(list.Items[i].Status.Phase)]++
+		}
+		return counts, nil
+	})
+	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
+		return fmt.Errorf("registering Cache metrics: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Cache{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCache)).
+		WithOptions(opts).
+		Complete(r)
+}
