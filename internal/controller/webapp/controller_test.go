@@ -462,7 +462,7 @@ func TestCacheHoldsOnlyManagedObjects(t *testing.T) {
 		t.Errorf("managedFields kept in the cache: %d entries", len(managed.ManagedFields))
 	}
 	// Kinds Steward does not manage have no informer at all.
-	for _, obj := range []client.Object{&corev1.ServiceAccount{}, &corev1.Secret{}} {
+	for _, obj := range []client.Object{&corev1.ServiceAccount{}, &corev1.LimitRange{}} {
 		err := cache.Get(ctx, client.ObjectKey{Namespace: ns, Name: "x"}, obj)
 		if apierrors.IsNotFound(err) || err == nil {
 			t.Errorf("%T is cached: %v", obj, err)
