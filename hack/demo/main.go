@@ -104,18 +104,18 @@ func run(ctx context.Context, keep bool, operatorBin, samples string) (err error
 	}
 
 	step("Waiting until every sample is Ready")
-	if _, err := devenv.Kubectl(ctx, cluster, nil, "wait", "--for=condition=Ready", "webapps", "--all", "--all-namespaces", "--timeout=120s"); err != nil {
+	if _, err := devenv.Kubectl(ctx, cluster, nil, "wait", "--for=condition=Ready", "webapps,databases,caches", "--all", "--all-namespaces", "--timeout=180s"); err != nil {
 		return err
 	}
 	step("Every sample is Ready")
-	out, err := devenv.Kubectl(ctx, cluster, nil, "get", "webapps", "--all-namespaces", "-o", "wide")
+	out, err := devenv.Kubectl(ctx, cluster, nil, "get", "webapps,databases,caches", "--all-namespaces", "-o", "wide")
 	if err != nil {
 		return err
 	}
 	fmt.Print("\n" + out + "\n")
 
 	if keep {
-		fmt.Printf("Everything keeps running. In another shell:\n\n  export KUBECONFIG=%s\n  %s get webapps,deployments,services,pods\n\nMetrics: %s\nPress Ctrl-C to stop.\n\n",
+		fmt.Printf("Everything keeps running. In another shell:\n\n  export KUBECONFIG=%s\n  %s get steward,statefulsets,deployments,services,pvc,pods\n\nMetrics: %s\nPress Ctrl-C to stop.\n\n",
 			cluster.Kubeconfig(), cluster.KubectlPath(), operator.MetricsURL)
 		<-ctx.Done()
 		return nil

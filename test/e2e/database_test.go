@@ -82,6 +82,20 @@ func TestDatabaseLifecycle(t *testing.T) {
 	}
 	kubectl(t, "", ns, "get", "pdb", "orders")
 
+	// Scale down to 2: the highest ordinal goes, never the primary, and its
+	// volume stays (deletionPolicy Retain).
+	kubectl(t, "", ns, "patch", "database", "orders", "--type=merge", "-p", `{"spec":{"replicas":2}}`)
+	eventually(t, 60*time.Second, func() error {
+		pods := kubectl(t, "", ns, "get", "pods", "-l", "steward.dev/database=orders", "-o", "jsonpath={.items[*].metadata.name}")
+		if pods != "orders-0 orders-1" {
+			return fmt.Errorf("pods: %q", pods)
+		}
+		return nil
+	})
+	kubectl(t, "", ns, "wait", "--for=jsonpath={.status.replicas}=2", "database/orders", "--timeout=60s")
+	kubectl(t, "", ns, "wait", "--for=condition=Ready", "database/orders", "--timeout=60s")
+	kubectl(t, "", ns, "get", "pvc", "data-orders-2")
+
 	// 3. Delete with the default policy, Retain: the garbage collector takes
 	// the StatefulSet, pods and Services; volumes and Secrets stay.
 	kubectl(t, "", ns, "delete", "database", "orders", "--wait=true", "--timeout=60s")
