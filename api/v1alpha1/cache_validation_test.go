@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -30,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -195,22 +193,4 @@ func TestName(t *testing.T) {
 	expectInvalid(t, k8s.Create(context.Background(), c), "at most 54 characters")
 	c.Name = "9lives"
 	expectInvalid(t, k8s.Create(context.Background(), c), "starts with a letter")
-}
-
-// TestSamples creates the Cache samples the docs and demo use.
-func TestSamples(t *testing.T) {
-	for _, file := range []string{"cache_memcached.yaml", "cache_redis.yaml"} {
-		raw, err := os.ReadFile(filepath.Join("..", "..", "config", "samples", file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := &v1alpha1.Cache{}
-		if err := yaml.Unmarshal(raw, c); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		c.Namespace = ns
-		if err := k8s.Create(context.Background(), c); err != nil {
-			t.Errorf("%s: %v", file, err)
-		}
-	}
 }
