@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package retention decides which backups to keep. It is pure: the store
 // lists backups, Select says which may go.
 package retention
