@@ -41,7 +41,7 @@ func copyFile(src, dest string) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }()
 	tmp, err := os.CreateTemp(filepath.Dir(dest), ".copy-*")
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func copyFile(src, dest string) error {
 		err = os.Rename(tmp.Name(), dest)
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("copying %s to %s: %w", src, dest, err)
 	}
 	return nil

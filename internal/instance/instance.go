@@ -281,7 +281,7 @@ func Run(ctx context.Context, o Options) error {
 			log.Error("status endpoint failed", "error", err)
 		}
 	}()
-	defer hs.Close()
+	defer func() { _ = hs.Close() }()
 	if o.Listening != nil {
 		o.Listening(ln.Addr())
 	}

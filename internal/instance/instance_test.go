@@ -220,7 +220,7 @@ func (c *child) get(t *testing.T, path string) (int, string) {
 	if err != nil {
 		return 0, err.Error()
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
@@ -353,7 +353,7 @@ func TestInstance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { c.Close(ctx) })
+		t.Cleanup(func() { _ = c.Close(ctx) })
 		return c
 	}
 	renderConfig(t, primary.configDir, primaryPort, map[string]string{"work_mem": "5MB"})

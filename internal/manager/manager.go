@@ -44,9 +44,6 @@ import (
 	cachecontroller "github.com/steward-dev/steward/internal/controller/cache"
 	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/controller/webapp"
-	// The database engines Steward runs register themselves.
-	_ "github.com/steward-dev/steward/internal/engine/mysql"
-	_ "github.com/steward-dev/steward/internal/engine/postgres"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
 )

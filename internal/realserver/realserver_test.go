@@ -84,5 +84,5 @@ func TestTempDirAndFreePort(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the free port %d is not free: %v", port, err)
 	}
-	l.Close()
+	_ = l.Close()
 }

@@ -132,9 +132,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // PodDisruptionBudget; then labels the pods with their roles and grows
 // volumes. A major version change stops it before anything is written.
 func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Database) (observed, error) {
-	eng, err := engine.Get(string(db.Spec.Engine))
-	if err != nil {
-		return observed{problem: &problem{reason: ReasonInvalidSpec, message: err.Error()}}, nil
+	eng, engErr := engine.Get(string(db.Spec.Engine))
+	if p := userProblem(ReasonInvalidSpec, engErr); p != nil {
+		return observed{problem: p}, nil
 	}
 	if p := validate(db, eng); p != nil {
 		return observed{problem: p}, nil
@@ -159,9 +159,10 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 		obs.problem = p
 		return obs, err
 	}
-	files, err := eng.Render(Tuning(db))
-	if err != nil {
-		obs.problem = &problem{reason: ReasonInvalidParameters, message: err.Error()}
+	files, renderErr := eng.Render(Tuning(db))
+	if p := userProblem(ReasonInvalidParameters, renderErr); p != nil {
+		// The engine refused a parameter: the user's to fix.
+		obs.problem = p
 		return obs, nil
 	}
 	claimSize := db.Spec.Storage.Size
@@ -218,7 +219,7 @@ func (r *Reconciler) applyChild(ctx context.Context, db *v1alpha1.Database, appl
 	if c.desired == nil {
 		return nil, applier.Delete(ctx, c.live, db.UID)
 	}
-	err := applier.Apply(ctx, c.desired.(runtime.ApplyConfiguration), c.live, db.UID)
+	err := applier.Apply(ctx, c.desired, c.live, db.UID)
 	if reason, ok := userError(err); ok {
 		return &problem{reason: reason, message: err.Error()}, nil
 	}
@@ -244,6 +245,15 @@ func templateClaimSize(sts *appsv1.StatefulSet, fallback resource.Quantity) reso
 		}
 	}
 	return fallback
+}
+
+// userProblem turns an error the user must fix into a problem with the
+// reason, and nil into nil.
+func userProblem(reason string, err error) *problem {
+	if err == nil {
+		return nil
+	}
+	return &problem{reason: reason, message: err.Error()}
 }
 
 // userError tells problems that only the user can fix, and their condition

@@ -272,7 +272,9 @@ func TestScalingAddsReplicasAndLabelsRoles(t *testing.T) {
 }
 
 // claim creates a volume claim as the StatefulSet controller would.
-func claim(t *testing.T, ns, db string, ordinal int, size string) {
+func claim(t *testing.T, ns, db string) {
+	const size = "1Gi"
+	const ordinal = 0
 	t.Helper()
 	sts := statefulSet(t, ns, db)
 	pvc := &corev1.PersistentVolumeClaim{
@@ -305,7 +307,7 @@ func TestRetainKeepsVolumesAndCredentialsAndRecreationAdoptsThem(t *testing.T) {
 	create(t, newDatabase(ns, "keep"))
 	password := string(secretData(t, ns, "keep-credentials")["password"])
 	superPassword := string(secretData(t, ns, "keep-superuser")["password"])
-	claim(t, ns, "keep", 0, "1Gi")
+	claim(t, ns, "keep")
 
 	db := &v1alpha1.Database{}
 	_ = get(t, ns, "keep", db)
@@ -314,7 +316,7 @@ func TestRetainKeepsVolumesAndCredentialsAndRecreationAdoptsThem(t *testing.T) {
 	}
 	eventually(t, func() error {
 		if err := get(t, ns, "keep", &v1alpha1.Database{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("Database still exists (%v)", err)
+			return fmt.Errorf("Database still exists (%w)", err)
 		}
 		return nil
 	})
@@ -356,10 +358,10 @@ func TestDeletePolicyRemovesVolumesAndCredentials(t *testing.T) {
 	ns := namespace(t)
 	create(t, newDatabase(ns, "gone", func(db *v1alpha1.Database) { db.Spec.DeletionPolicy = v1alpha1.DeletionDelete }))
 	secretData(t, ns, "gone-credentials")
-	claim(t, ns, "gone", 0, "1Gi")
+	claim(t, ns, "gone")
 	// A claim of another Database whose name starts the same must survive.
 	create(t, newDatabase(ns, "gone-too"))
-	claim(t, ns, "gone-too", 0, "1Gi")
+	claim(t, ns, "gone-too")
 
 	db := &v1alpha1.Database{}
 	_ = get(t, ns, "gone", db)
@@ -368,7 +370,7 @@ func TestDeletePolicyRemovesVolumesAndCredentials(t *testing.T) {
 	}
 	eventually(t, func() error {
 		if err := get(t, ns, "gone", &v1alpha1.Database{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("Database still exists (%v)", err)
+			return fmt.Errorf("Database still exists (%w)", err)
 		}
 		return nil
 	})
@@ -546,7 +548,7 @@ func TestRestartOnlySettingsRollThePods(t *testing.T) {
 	eventually(t, func() error {
 		cm := &corev1.ConfigMap{}
 		if err := get(t, ns, "conf-config", cm); err != nil || !strings.Contains(cm.Data["postgresql.conf"], "8MB") {
-			return fmt.Errorf("configuration not updated yet (%v)", err)
+			return fmt.Errorf("configuration not updated yet (%w)", err)
 		}
 		return nil
 	})
@@ -627,8 +629,8 @@ func TestStorageGrowsWhenTheClassAllowsIt(t *testing.T) {
 	}
 	create(t, newDatabase(ns, "grow", func(db *v1alpha1.Database) { db.Spec.Storage.StorageClassName = new(ns + "-grows") }))
 	create(t, newDatabase(ns, "fixed", func(db *v1alpha1.Database) { db.Spec.Storage.StorageClassName = new(ns + "-fixed") }))
-	claim(t, ns, "grow", 0, "1Gi")
-	claim(t, ns, "fixed", 0, "1Gi")
+	claim(t, ns, "grow")
+	claim(t, ns, "fixed")
 	markRolledOut(t, ns, "grow", 1)
 	waitFor(t, ns, "grow", "Ready", isReady)
 

@@ -171,12 +171,21 @@ func Image(db *v1alpha1.Database, eng engine.Engine) string {
 	return eng.Image(db.Spec.Version)
 }
 
-// Names of a Database's children.
-func ConfigMapName(db *v1alpha1.Database) string       { return db.Name + "-config" }
+// ConfigMapName names the ConfigMap with the rendered configuration.
+func ConfigMapName(db *v1alpha1.Database) string { return db.Name + "-config" }
+
+// HeadlessServiceName names the headless Service that gives pods DNS names.
 func HeadlessServiceName(db *v1alpha1.Database) string { return db.Name + "-headless" }
+
+// ReadOnlyServiceName names the Service that selects the replicas.
 func ReadOnlyServiceName(db *v1alpha1.Database) string { return db.Name + "-ro" }
-func CredentialsName(db *v1alpha1.Database) string     { return db.Name + "-credentials" }
-func SuperuserName(db *v1alpha1.Database) string       { return db.Name + "-superuser" }
+
+// CredentialsName names the Secret with the owner's credentials.
+func CredentialsName(db *v1alpha1.Database) string { return db.Name + "-credentials" }
+
+// SuperuserName names the Secret with the superuser's and the replication
+// user's credentials.
+func SuperuserName(db *v1alpha1.Database) string { return db.Name + "-superuser" }
 
 // PrimaryPod is the name of the pod that runs the primary: ordinal 0.
 func PrimaryPod(db *v1alpha1.Database) string { return db.Name + "-0" }

@@ -97,12 +97,12 @@ func (e *Engine) withLocalServer(ctx context.Context, cfg engine.Config, fn func
 		if err != nil {
 			return err
 		}
-		defer db.Close()
+		defer func() { _ = db.Close() }()
 		conn, err := db.Conn(ctx)
 		if err != nil {
 			return fmt.Errorf("connecting to %s: %s", e.f.server, redact(cfg, err.Error()))
 		}
-		defer conn.Close()
+		defer func() { _ = conn.Close() }()
 		return fn(conn, socket)
 	}()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
@@ -251,7 +251,7 @@ func (e *Engine) load(ctx context.Context, cfg engine.Config, socket string) (st
 	if err := writeSecretFile(cfg, opts, content); err != nil {
 		return "", 0, fmt.Errorf("writing the dump's option file: %w", err)
 	}
-	defer os.Remove(opts)
+	defer func() { _ = os.Remove(opts) }()
 
 	dumpArgs := append([]string{"--defaults-file=" + opts,
 		"--single-transaction", "--all-databases", e.f.dumpCoordinates,
@@ -274,14 +274,14 @@ func (e *Engine) load(ctx context.Context, cfg engine.Config, socket string) (st
 	}
 	releaseDump, err := startWithContext(ctx, dump)
 	if err != nil {
-		in.Close()
+		_ = in.Close()
 		_ = loader.Wait()
 		releaseLoader()
 		return "", 0, fmt.Errorf("%s: %w", e.f.dump, err)
 	}
 	dumpErr := dump.Wait()
 	releaseDump()
-	in.Close()
+	_ = in.Close()
 	loadErr := loader.Wait()
 	releaseLoader()
 	if dumpErr != nil {

@@ -170,16 +170,16 @@ func writeSecretFile(cfg engine.Config, path, content string) error {
 		return err
 	}
 	if _, err := f.WriteString(content); err != nil {
-		f.Close()
-		os.Remove(path)
+		_ = f.Close()
+		_ = os.Remove(path)
 		return err
 	}
 	if err := f.Close(); err != nil {
-		os.Remove(path)
+		_ = os.Remove(path)
 		return err
 	}
 	if err := chown(cfg, path); err != nil {
-		os.Remove(path)
+		_ = os.Remove(path)
 		return err
 	}
 	return nil
@@ -318,18 +318,18 @@ func (e *Engine) waitReady(ctx context.Context, cfg engine.Config, p *process, s
 		var me *drv.MySQLError
 		if errors.As(last, &me) {
 			// The server answered: it is up, and refuses us.
-			db.Close()
+			_ = db.Close()
 			return nil, fmt.Errorf("connecting to %s as %q: %s", e.f.server, c.Username, redact(cfg, me.Error()))
 		}
 		select {
 		case <-p.done:
-			db.Close()
+			_ = db.Close()
 			if err := p.exitErr(); err != nil {
 				return nil, err
 			}
 			return nil, fmt.Errorf("%s exited while starting", e.f.server)
 		case <-ctx.Done():
-			db.Close()
+			_ = db.Close()
 			return nil, fmt.Errorf("waiting for %s to accept connections: %w (last: %s)", e.f.server, ctx.Err(), redact(cfg, last.Error()))
 		case <-time.After(200 * time.Millisecond):
 		}

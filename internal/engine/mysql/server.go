@@ -105,7 +105,7 @@ func (s *Server) EnsureUsers(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connecting: %s", redact(s.cfg, err.Error()))
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	return ensureUsers(ctx, conn, s.cfg)
 }
 
@@ -239,7 +239,7 @@ func (s *Server) Status(ctx context.Context) engine.Status {
 		st.Message = "cannot connect: " + redact(s.cfg, err.Error())
 		return st
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if err := conn.QueryRowContext(ctx, "SELECT VERSION()").Scan(&st.Version); err != nil {
 		st.Message = "cannot query: " + redact(s.cfg, err.Error())
 		return st
@@ -266,7 +266,7 @@ func (s *Server) Status(ctx context.Context) engine.Status {
 
 // Stop shuts the server down (SIGTERM), killing it when ctx ends first.
 func (s *Server) Stop(ctx context.Context) error {
-	s.db.Close()
+	_ = s.db.Close()
 	return s.p.stop(ctx)
 }
 

@@ -47,7 +47,7 @@ func tcp(t *testing.T, cfg engine.Config, c engine.Credentials, database string)
 		t.Fatal(err)
 	}
 	db := sql.OpenDB(conn)
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { _ = db.Close() })
 	return db
 }
 
@@ -177,7 +177,7 @@ func TestPrimaryAndReplica(t *testing.T) {
 		bad.Superuser.Password = rcfg.Superuser.Password
 		db, err := e.waitReady(ctx, bad, ps.p, filepath.Join(pcfg.RunDir, "mysqld.sock"), bad.Superuser)
 		if err == nil {
-			db.Close()
+			_ = db.Close()
 			t.Fatal("connecting with a wrong superuser password succeeded")
 		}
 		t.Logf("connecting: %v", err)

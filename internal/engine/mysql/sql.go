@@ -112,7 +112,7 @@ func queryRows(ctx context.Context, db *sql.Conn, query string) ([]map[string]st
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	cols, err := rows.Columns()
 	if err != nil {
 		return nil, err

@@ -57,14 +57,14 @@ func (e *Engine) InitPrimary(ctx context.Context, cfg engine.Config) error {
 	if err := prepareDataDir(cfg); err != nil {
 		return err
 	}
-	if err := prepareDir(cfg, cfg.RunDir, 0o700); err != nil {
+	if err := prepareDir(cfg, cfg.RunDir); err != nil {
 		return err
 	}
 	pwfile, err := writeSecretFile(cfg, "initdb-pw-", cfg.Superuser.Password+"\n")
 	if err != nil {
 		return err
 	}
-	defer os.Remove(pwfile)
+	defer func() { _ = os.Remove(pwfile) }()
 	if err := e.runTool(ctx, cfg, nil, "initdb",
 		"-D", cfg.DataDir,
 		"--username="+cfg.Superuser.Username,
@@ -74,7 +74,7 @@ func (e *Engine) InitPrimary(ctx context.Context, cfg engine.Config) error {
 	); err != nil {
 		return err
 	}
-	os.Remove(pwfile)
+	_ = os.Remove(pwfile)
 
 	// Started with initdb's own configuration, on the socket only.
 	s, err := e.start(ctx, cfg, []string{
@@ -107,7 +107,7 @@ func (e *Engine) InitReplica(ctx context.Context, cfg engine.Config) error {
 	if err := prepareDataDir(cfg); err != nil {
 		return err
 	}
-	if err := prepareDir(cfg, cfg.RunDir, 0o700); err != nil {
+	if err := prepareDir(cfg, cfg.RunDir); err != nil {
 		return err
 	}
 	passfile, err := writePassfile(cfg)
@@ -149,7 +149,7 @@ func (e *Engine) Start(ctx context.Context, cfg engine.Config) (engine.Server, e
 			return nil, fmt.Errorf("configuration: %w", err)
 		}
 	}
-	if err := prepareDir(cfg, cfg.RunDir, 0o700); err != nil {
+	if err := prepareDir(cfg, cfg.RunDir); err != nil {
 		return nil, err
 	}
 	host := cfg.Host
@@ -229,19 +229,22 @@ func (e *Engine) start(ctx context.Context, cfg engine.Config, args []string) (*
 		select {
 		case <-s.done:
 			if last != nil {
-				return nil, fmt.Errorf("%w (last connection attempt: %v)", s.exitErr(), last)
+				return nil, fmt.Errorf("%w (last connection attempt: %w)", s.exitErr(), last)
 			}
 			return nil, s.exitErr()
 		case <-ctx.Done():
 			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			_ = s.Stop(sctx)
 			cancel()
-			return nil, fmt.Errorf("waiting for postgres to accept connections: %w (last attempt: %v)", ctx.Err(), last)
+			if last == nil {
+				return nil, fmt.Errorf("waiting for postgres to accept connections: %w", ctx.Err())
+			}
+			return nil, fmt.Errorf("waiting for postgres to accept connections: %w (last attempt: %w)", ctx.Err(), last)
 		case <-time.After(100 * time.Millisecond):
 		}
 		c, err := s.connect(ctx, 2*time.Second)
 		if err == nil {
-			c.Close(context.Background())
+			_ = c.Close(context.Background())
 			return s, nil
 		}
 		last = err
@@ -253,7 +256,7 @@ func (e *Engine) start(ctx context.Context, cfg engine.Config, args []string) (*
 // this process minus Steward's variables (which hold passwords) and the
 // libpq variables, plus extraEnv.
 func (e *Engine) command(cfg engine.Config, extraEnv []string, name string, args ...string) (*exec.Cmd, error) {
-	path := name
+	var path string
 	if cfg.BinDir != "" {
 		path = filepath.Join(cfg.BinDir, name)
 	} else {
@@ -271,7 +274,8 @@ func (e *Engine) command(cfg engine.Config, extraEnv []string, name string, args
 		}
 		env = append(env, kv)
 	}
-	cmd.Env = append(env, extraEnv...)
+	env = append(env, extraEnv...)
+	cmd.Env = env
 	cmd.Dir = "/"
 	if cfg.RunAsUID != 0 && uint32(os.Geteuid()) != cfg.RunAsUID {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{
@@ -329,7 +333,7 @@ func prepareDataDir(cfg engine.Config) error {
 	if cfg.DataDir == "" {
 		return errors.New("no data directory")
 	}
-	if err := prepareDir(cfg, cfg.DataDir, 0o700); err != nil {
+	if err := prepareDir(cfg, cfg.DataDir); err != nil {
 		return err
 	}
 	entries, err := os.ReadDir(cfg.DataDir)
@@ -342,9 +346,10 @@ func prepareDataDir(cfg engine.Config) error {
 	return nil
 }
 
-// prepareDir creates dir with perm when missing and, running as root with
+// prepareDir creates dir with mode 0700 when missing and, running as root with
 // RunAsUID set, gives it to that user.
-func prepareDir(cfg engine.Config, dir string, perm os.FileMode) error {
+func prepareDir(cfg engine.Config, dir string) error {
+	const perm = 0o700
 	if dir == "" {
 		return errors.New("a directory is not configured")
 	}
@@ -379,7 +384,7 @@ func writeSecretFile(cfg engine.Config, pattern, content string) (string, error)
 		return "", err
 	}
 	name := f.Name()
-	if err := f.Chmod(0o600); err == nil {
+	if err = f.Chmod(0o600); err == nil {
 		_, err = f.WriteString(content)
 	}
 	if cerr := f.Close(); err == nil {
@@ -389,7 +394,7 @@ func writeSecretFile(cfg engine.Config, pattern, content string) (string, error)
 		err = chown(cfg, name)
 	}
 	if err != nil {
-		os.Remove(name)
+		_ = os.Remove(name)
 		return "", fmt.Errorf("writing a secret file in %s: %w", cfg.RunDir, err)
 	}
 	return name, nil
@@ -406,7 +411,7 @@ func writePassfile(cfg engine.Config) (string, error) {
 	}
 	p := filepath.Join(cfg.RunDir, "pgpass")
 	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 		return "", err
 	}
 	return p, nil
@@ -490,7 +495,7 @@ func (s *server) Reload(ctx context.Context) error {
 	if err == nil {
 		_, err = c.Exec(ctx, "SELECT pg_reload_conf()")
 	}
-	c.Close(context.Background())
+	_ = c.Close(context.Background())
 	if err != nil {
 		return fmt.Errorf("reload: %w", err)
 	}
@@ -502,7 +507,7 @@ func (s *server) Reload(ctx context.Context) error {
 		}
 		var after time.Time
 		err = c.QueryRow(ctx, "SELECT pg_conf_load_time()").Scan(&after)
-		c.Close(context.Background())
+		_ = c.Close(context.Background())
 		if err != nil {
 			return fmt.Errorf("reload: %w", err)
 		}
@@ -529,7 +534,7 @@ func (s *server) EnsureUsers(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ensure users: %w", err)
 	}
-	defer c.Close(context.Background())
+	defer func() { _ = c.Close(context.Background()) }()
 	// Should a statement fail, the server must not log it: it may hold a
 	// password (a verifier, or the plain text for non-ASCII passwords).
 	if _, err := c.Exec(ctx, "SET log_min_error_statement = panic; SET log_statement = none"); err != nil {
@@ -602,7 +607,7 @@ func (s *server) Status(ctx context.Context) engine.Status {
 		st.Message = "connecting: " + err.Error()
 		return st
 	}
-	defer c.Close(context.Background())
+	defer func() { _ = c.Close(context.Background()) }()
 	var inRecovery bool
 	if err := c.QueryRow(ctx, "SELECT current_setting('server_version'), pg_is_in_recovery()").Scan(&st.Version, &inRecovery); err != nil {
 		st.Message = "querying: " + err.Error()

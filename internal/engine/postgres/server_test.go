@@ -186,7 +186,7 @@ func mustConnect(t *testing.T, cfg engine.Config, cred engine.Credentials, datab
 	if err != nil {
 		t.Fatalf("connecting as %s: %v", cred.Username, err)
 	}
-	t.Cleanup(func() { c.Close(context.Background()) })
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
 	return c
 }
 
@@ -341,7 +341,7 @@ func TestPrimaryStandbyReload(t *testing.T) {
 			t.Fatalf("the owner cannot create a table: %v", err)
 		}
 		if c, err := connect(ctx, p.cfg, p.cfg.Owner.Username, p.cfg.Owner.Password+"x", p.cfg.Database); err == nil {
-			c.Close(ctx)
+			_ = c.Close(ctx)
 			t.Error("a wrong password was accepted")
 		} else if !strings.Contains(err.Error(), "password authentication failed") {
 			t.Errorf("a wrong password: %v, want a password authentication failure", err)
@@ -361,7 +361,7 @@ func TestPrimaryStandbyReload(t *testing.T) {
 		}
 		mustConnect(t, cfg, cfg.Owner, cfg.Database)
 		if c, err := connect(ctx, p.cfg, p.cfg.Owner.Username, old, p.cfg.Database); err == nil {
-			c.Close(ctx)
+			_ = c.Close(ctx)
 			t.Error("the old password still works")
 		}
 		s2.cfg.Owner.Password = old

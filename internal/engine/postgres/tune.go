@@ -56,7 +56,7 @@ func TuneFor(memoryBytes int64) map[string]string {
 		return map[string]string{}
 	}
 	m := memoryBytes
-	conns := int64(100)
+	var conns int64
 	switch {
 	case m <= giB:
 		conns = 100
