@@ -148,9 +148,11 @@ type DatabaseSpec struct {
 	// +kubebuilder:default=Retain
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 
-	// CredentialsSecretRef names a Secret in the same namespace with keys
-	// "username" and "password" for the owner. Without it Steward generates a
-	// password once and keeps it.
+	// CredentialsSecretRef names a Secret in the same namespace whose
+	// "password" key is the owner's password (a "username" key, if present,
+	// must equal owner). Without it Steward generates a password once and
+	// keeps it. Steward copies the password into the <name>-credentials
+	// Secret; the server takes a changed password when its pods restart.
 	// +optional
 	CredentialsSecretRef *corev1.LocalObjectReference `json:"credentialsSecretRef,omitempty"`
 }
@@ -171,7 +173,7 @@ type DatabaseStorage struct {
 }
 
 // DatabasePhase is a one-word summary of a Database's state.
-// +kubebuilder:validation:Enum=Pending;Creating;Running;Updating;Degraded;Blocked;Deleting
+// +kubebuilder:validation:Enum=Pending;Creating;Running;Updating;Degraded;Blocked
 type DatabasePhase string
 
 const (
@@ -188,8 +190,6 @@ const (
 	// DatabaseBlocked means the spec asks for a change Steward refuses to
 	// make, such as a major version upgrade in place.
 	DatabaseBlocked DatabasePhase = "Blocked"
-	// DatabaseDeleting means the Database is being deleted.
-	DatabaseDeleting DatabasePhase = "Deleting"
 )
 
 // DatabaseStatus is the observed state of a Database.

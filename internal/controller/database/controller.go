@@ -58,7 +58,6 @@ const Finalizer = "steward.dev/deletion-policy"
 var phases = []string{
 	string(v1alpha1.DatabasePending), string(v1alpha1.DatabaseCreating), string(v1alpha1.DatabaseRunning),
 	string(v1alpha1.DatabaseUpdating), string(v1alpha1.DatabaseDegraded), string(v1alpha1.DatabaseBlocked),
-	string(v1alpha1.DatabaseDeleting),
 }
 
 // retryUserError is how long to wait before looking again at a problem the

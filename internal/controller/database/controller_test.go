@@ -578,19 +578,31 @@ func TestUserCredentialsSecret(t *testing.T) {
 	if !strings.Contains(condition(db, v1alpha1.ConditionReady).Message, "my-login") {
 		t.Errorf("message does not name the Secret: %q", condition(db, v1alpha1.ConditionReady).Message)
 	}
-	create(t, &corev1.Secret{
+	// A username other than spec.owner would rename the owner behind the
+	// admission rules' back: refused.
+	login := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "my-login", Namespace: ns},
-		Data:       map[string][]byte{"username": []byte("shop"), "password": []byte("s3cret-given-by-user")},
-	})
+		Data:       map[string][]byte{"username": []byte("postgres"), "password": []byte("s3cret-given-by-user")},
+	}
+	create(t, login)
 	// The operator does not watch Secrets it does not own: it looks again
 	// after a delay, or at the next change.
-	update(t, ns, "mine", func(db *v1alpha1.Database) { db.Labels = map[string]string{"touched": "yes"} })
+	update(t, ns, "mine", func(db *v1alpha1.Database) { db.Labels = map[string]string{"touched": "1"} })
+	waitFor(t, ns, "mine", "username refused", func(db *v1alpha1.Database) bool {
+		c := condition(db, v1alpha1.ConditionReady)
+		return c != nil && c.Reason == database.ReasonCredentialsNotFound && strings.Contains(c.Message, "spec.owner")
+	})
+	login.Data["username"] = []byte("app")
+	if err := k8s.Update(context.Background(), login); err != nil {
+		t.Fatal(err)
+	}
+	update(t, ns, "mine", func(db *v1alpha1.Database) { db.Labels = map[string]string{"touched": "2"} })
 	eventually(t, func() error {
 		s := &corev1.Secret{}
 		if err := get(t, ns, "mine-credentials", s); err != nil {
 			return err
 		}
-		if string(s.Data["username"]) != "shop" || string(s.Data["password"]) != "s3cret-given-by-user" {
+		if string(s.Data["username"]) != "app" || string(s.Data["password"]) != "s3cret-given-by-user" {
 			return fmt.Errorf("credentials Secret does not carry the user's credentials")
 		}
 		return nil

@@ -122,8 +122,9 @@ func (r *Reconciler) existingSecret(ctx context.Context, db *v1alpha1.Database, 
 	return nil, &apply.Conflict{Kind: "Secret", Name: name}
 }
 
-// userCredentials reads username and password from the Secret the user
-// named. Only those two keys are read, and neither is ever reported.
+// userCredentials reads the owner's password from the Secret the user
+// named. A username there must be spec.owner: the owner's name is checked at
+// admission and cannot change. Neither value is ever reported.
 func (r *Reconciler) userCredentials(ctx context.Context, db *v1alpha1.Database, name string) (string, string, *problem, error) {
 	s := &corev1.Secret{}
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: name}, s)
@@ -135,11 +136,16 @@ func (r *Reconciler) userCredentials(ctx context.Context, db *v1alpha1.Database,
 		return "", "", nil, fmt.Errorf("reading Secret %s: %w", name, err)
 	}
 	user, pass := string(s.Data["username"]), string(s.Data["password"])
-	if user == "" || pass == "" {
+	if pass == "" {
 		return "", "", &problem{reason: ReasonCredentialsNotFound,
-			message: fmt.Sprintf("Secret %s named by spec.credentialsSecretRef needs the keys username and password", name)}, nil
+			message: fmt.Sprintf("Secret %s named by spec.credentialsSecretRef needs the key password", name)}, nil
 	}
-	return user, pass, nil, nil
+	if user != "" && user != db.Spec.Owner {
+		return "", "", &problem{reason: ReasonCredentialsNotFound, message: fmt.Sprintf(
+			"Secret %s named by spec.credentialsSecretRef has a username other than spec.owner %s; remove it or make them equal",
+			name, db.Spec.Owner)}, nil
+	}
+	return db.Spec.Owner, pass, nil, nil
 }
 
 func conflictProblem(err error) (*problem, error) {
