@@ -25,15 +25,67 @@ import (
 	"time"
 )
 
-// TestBenchSmall runs every measure of the benchmark at a small scale, so
-// that `make bench` is known to work, and checks the figures that do not
-// depend on the machine's speed.
+// TestBenchSmall runs every measure of the benchmark at a small scale for
+// each kind, so that `make bench` is known to work, and checks the figures
+// that do not depend on the machine's speed.
 func TestBenchSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a full local cluster")
 	}
+	t.Run("WebApp", func(t *testing.T) {
+		res, cfg := runSmall(t, "WebApp", 20)
+		// Each of these WebApps is Ready well within the first-status
+		// delay, so first convergence is exactly a Deployment, a Service
+		// and one status.
+		fc := res.FirstConvergence
+		for _, k := range []string{"apply deployments", "apply services", "patch webapps/status"} {
+			if got := fc.RequestsPerObj[k]; got != 1 {
+				t.Errorf("%s per WebApp = %v, want 1", k, got)
+			}
+		}
+		if fc.ObjectWritesPer != 3 {
+			t.Errorf("object writes per WebApp = %v, want 3 (all: %v)", fc.ObjectWritesPer, fc.RequestsPerObj)
+		}
+		checkSmall(t, res, cfg)
+	})
+	t.Run("Database", func(t *testing.T) {
+		res, cfg := runSmall(t, "Database", 10)
+		// Each child is applied once: two Secrets, the ConfigMap, three
+		// Services, the StatefulSet (one replica: no PodDisruptionBudget);
+		// one patch adds the finalizer and one labels the pod with its
+		// role.
+		fc := res.FirstConvergence
+		want := map[string]float64{
+			"apply secrets": 2, "apply configmaps": 1, "apply services": 3, "apply statefulsets": 1,
+			"patch databases": 1, "patch pods": 1,
+		}
+		fixed := 0.0
+		for k, n := range want {
+			fixed += n
+			if got := fc.RequestsPerObj[k]; got != n {
+				t.Errorf("%s per Database = %v, want %v (all: %v)", k, got, n, fc.RequestsPerObj)
+			}
+		}
+		// The status is written at each step of the rollout that changes
+		// it: Creating with the instance not yet created, Creating with it
+		// created and not ready (skipped when the pod is ready before the
+		// Database is reconciled again), then Running.
+		status := fc.RequestsPerObj["patch databases/status"]
+		if status < 2 || status > 3 {
+			t.Errorf("status writes per Database = %v, want 2 to 3", status)
+		}
+		if fc.ObjectWritesPer != fixed+status {
+			t.Errorf("object writes per Database = %v, want %v + %v status (all: %v)", fc.ObjectWritesPer, fixed, status, fc.RequestsPerObj)
+		}
+		checkSmall(t, res, cfg)
+	})
+}
+
+// runSmall runs the benchmark for kind with n objects per bulk create.
+func runSmall(t *testing.T, kind string, n int) (*results, config) {
+	t.Helper()
 	cfg := config{
-		Kind: "WebApp", N: 20, Namespaces: 4, Concurrency: 4, Rounds: 1,
+		Kind: kind, N: n, Namespaces: 4, Concurrency: 4, Rounds: 1,
 		Edits: 3, Invalid: 10, Probes: 3, UnrelatedConfigMaps: 100, UnrelatedSecret: 20,
 		Idle: 5 * time.Second, ControllerManagerQPS: 100, KCMBurst: 200,
 		Out: filepath.Join(t.TempDir(), "results.json"),
@@ -44,23 +96,17 @@ func TestBenchSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res, cfg
+}
 
+// checkSmall checks what every kind must meet.
+func checkSmall(t *testing.T, res *results, cfg config) {
+	t.Helper()
 	if c := res.Convergence; len(c.Ratios) != 1 || c.MedianRatio <= 0 {
 		t.Errorf("convergence = %+v", c)
 	}
 	if res.Idle.Writes != 0 {
 		t.Errorf("%v writes in the idle window: %v", res.Idle.Writes, res.Idle.Requests)
-	}
-	// Each of these WebApps is Ready well within the first-status delay, so
-	// first convergence is exactly a Deployment, a Service and one status.
-	fc := res.FirstConvergence
-	for _, k := range []string{"apply deployments", "apply services", "patch webapps/status"} {
-		if got := fc.RequestsPerObj[k]; got != 1 {
-			t.Errorf("%s per WebApp = %v, want 1", k, got)
-		}
-	}
-	if fc.ObjectWritesPer != 3 {
-		t.Errorf("object writes per WebApp = %v, want 3 (all: %v)", fc.ObjectWritesPer, fc.RequestsPerObj)
 	}
 	if n := len(res.ChangeLatency.AtRestMs) + len(res.ChangeLatency.DuringBulkMs); n != 2*cfg.Edits {
 		t.Errorf("%d edits timed, want %d", n, 2*cfg.Edits)

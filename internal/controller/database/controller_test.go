@@ -18,6 +18,7 @@ package database_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -35,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/engine"
 )
@@ -218,6 +220,66 @@ func mapsKeys(m map[string]string) func(func(string) bool) {
 			}
 		}
 	}
+}
+
+// TestLiveChildrenContainTheirDesiredState checks that what the API server
+// keeps of each child contains what Steward applies: otherwise the child is
+// never up to date and every reconcile applies it again.
+func TestLiveChildrenContainTheirDesiredState(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "steady"))
+	sts := statefulSet(t, ns, "steady")
+	db := &v1alpha1.Database{}
+	if err := get(t, ns, "steady", db); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.Get(string(db.Spec.Engine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := eng.Render(database.Tuning(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{}
+	eventually(t, func() error { return get(t, ns, database.ConfigMapName(db), cm) })
+	pairs := []struct {
+		live    client.Object
+		desired any
+	}{
+		{sts, database.StatefulSet(db, eng, "steward:test", db.Spec.Storage.Size)},
+		{cm, database.ConfigMap(db, files)},
+	}
+	for _, svc := range database.Services(db) {
+		live := &corev1.Service{}
+		eventually(t, func() error { return get(t, ns, *svc.Name, live) })
+		pairs = append(pairs, struct {
+			live    client.Object
+			desired any
+		}{live, svc})
+	}
+	for _, p := range pairs {
+		live, want := asMap(t, p.live), asMap(t, p.desired)
+		// A typed read carries no apiVersion and kind; Steward's
+		// comparison leaves them out too.
+		live["apiVersion"], live["kind"] = want["apiVersion"], want["kind"]
+		if !apply.Contains(live, want) {
+			t.Errorf("live %s %s does not contain its desired state: it would be applied on every reconcile", want["kind"], p.live.GetName())
+		}
+	}
+}
+
+func asMap(t *testing.T, v any) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func TestScalingAddsReplicasAndLabelsRoles(t *testing.T) {

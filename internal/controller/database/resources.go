@@ -332,7 +332,12 @@ func RestartHash(db *v1alpha1.Database, eng engine.Engine) string {
 func StatefulSet(db *v1alpha1.Database, eng engine.Engine, instanceImage string, claimSize resource.Quantity) *appsv1ac.StatefulSetApplyConfiguration {
 	plan := planFor(db.Spec.Engine)
 	retainScaled := appsv1RetentionPolicy(db.Spec.DeletionPolicy)
-	claim := corev1ac.PersistentVolumeClaim(dataVolume, "").
+	// Name only: no kind, apiVersion or namespace, which the API server
+	// does not keep in a claim template. Were they applied, the live
+	// StatefulSet would never contain the desired one, and every reconcile
+	// would apply it again.
+	claim := (&corev1ac.PersistentVolumeClaimApplyConfiguration{}).
+		WithName(dataVolume).
 		WithLabels(Labels(db)).
 		WithSpec(corev1ac.PersistentVolumeClaimSpec().
 			WithAccessModes(corev1.ReadWriteOnce).
