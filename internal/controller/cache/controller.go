@@ -46,6 +46,7 @@ import (
 	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
+	"github.com/steward-dev/steward/internal/priority"
 )
 
 // ReasonNameConflict means a child's name is taken by an object Steward does not manage.
@@ -291,6 +292,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Cache{}).
+		Watches(&v1alpha1.Cache{}, priority.SpecChangesFirst()).
 		Owns(&appsv1.Deployment{}).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).

@@ -48,6 +48,7 @@ import (
 	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/engine"
 	"github.com/steward-dev/steward/internal/metrics"
+	"github.com/steward-dev/steward/internal/priority"
 )
 
 // Finalizer holds a deleted Database until its deletion policy is carried
@@ -313,6 +314,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Database{}).
+		Watches(&v1alpha1.Database{}, priority.SpecChangesFirst()).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).

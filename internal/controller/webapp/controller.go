@@ -37,19 +37,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/metrics"
+	"github.com/steward-dev/steward/internal/priority"
 )
 
 // ReasonNameConflict means a child's name is taken by an object Steward does not manage.
@@ -274,30 +270,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, app *v1alpha1.WebApp, stat
 	return nil
 }
 
-// specChangePriority is the queue priority of a WebApp whose spec changed.
-// A user's edit then overtakes the flood of child status updates and new
-// WebApps of a bulk create, so it is rolled out within seconds.
-const specChangePriority = 10
-
-// specChangesFirst enqueues WebApps whose spec (generation) changed at
-// specChangePriority. The For watch enqueues every event at the default
-// priority; the queue keeps the higher of the two.
-func specChangesFirst() handler.TypedEventHandler[client.Object, reconcile.Request] {
-	return handler.TypedFuncs[client.Object, reconcile.Request]{
-		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if e.ObjectOld.GetGeneration() == e.ObjectNew.GetGeneration() {
-				return
-			}
-			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)}
-			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
-				pq.AddWithOpts(priorityqueue.AddOpts{Priority: new(specChangePriority)}, req)
-				return
-			}
-			q.Add(req)
-		},
-	}
-}
-
 // SetupWithManager registers the reconciler, watching WebApps and the
 // children they own, and the steward_webapps{phase} metric.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
@@ -318,7 +290,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.WebApp{}).
-		Watches(&v1alpha1.WebApp{}, specChangesFirst()).
+		Watches(&v1alpha1.WebApp{}, priority.SpecChangesFirst()).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&networkingv1.Ingress{}).

@@ -14,42 +14,43 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package webapp
+
+package priority
 
 import (
 	"context"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-
-	"github.com/steward-dev/steward/api/v1alpha1"
 )
 
 func TestSpecChangesGoFirst(t *testing.T) {
 	q := priorityqueue.New[reconcile.Request]("test")
 	defer q.ShutDown()
-	h := specChangesFirst()
+	h := SpecChangesFirst()
 
 	// A status-only update: generation unchanged, nothing enqueued here.
-	old := newApp()
+	old := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "shop", Generation: 1}}
 	statusOnly := old.DeepCopy()
-	statusOnly.Status.Phase = v1alpha1.WebAppRunning
+	statusOnly.Labels = map[string]string{"touched": "yes"}
 	h.Update(context.Background(), event.TypedUpdateEvent[client.Object]{ObjectOld: old, ObjectNew: statusOnly}, q)
 	if n := q.Len(); n != 0 {
-		t.Fatalf("status-only update enqueued %d items", n)
+		t.Fatalf("an update without a spec change enqueued %d items", n)
 	}
 
-	// Another WebApp waits at the default priority; the edited one overtakes it.
+	// Another object waits at the default priority; the edited one overtakes it.
 	q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "prod", Name: "other"}})
 	edited := old.DeepCopy()
 	edited.Generation++
 	h.Update(context.Background(), event.TypedUpdateEvent[client.Object]{ObjectOld: old, ObjectNew: edited}, q)
 
-	item, priority, _ := q.GetWithPriority()
-	if item.Name != "shop" || priority != specChangePriority {
-		t.Errorf("first out: %s at priority %d, want shop at %d", item.Name, priority, specChangePriority)
+	item, prio, _ := q.GetWithPriority()
+	if item.Name != "shop" || prio != SpecChange {
+		t.Errorf("first out: %s at priority %d, want shop at %d", item.Name, prio, SpecChange)
 	}
 }

@@ -1,0 +1,55 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+// Package priority puts a user's edits ahead of the rest of a controller's
+// work queue.
+package priority
+
+import (
+	"context"
+
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// SpecChange is the queue priority of an object whose spec changed. A
+// user's edit then overtakes the flood of child status updates and new
+// objects of a bulk create, so it is rolled out within seconds.
+const SpecChange = 10
+
+// SpecChangesFirst enqueues objects whose spec (generation) changed at
+// SpecChange. Watch the kind with it beside For: the For watch enqueues
+// every event at the default priority, and the queue keeps the higher.
+func SpecChangesFirst() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	return handler.TypedFuncs[client.Object, reconcile.Request]{
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.ObjectOld.GetGeneration() == e.ObjectNew.GetGeneration() {
+				return
+			}
+			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)}
+			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+				pq.AddWithOpts(priorityqueue.AddOpts{Priority: new(SpecChange)}, req)
+				return
+			}
+			q.Add(req)
+		},
+	}
+}
