@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package priority puts a user's edits ahead of the rest of a controller's
 // work queue.
 package priority
