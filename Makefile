@@ -60,6 +60,10 @@ verify: generate manifests ## Fail when generated files or formatting are out of
 test: kube-bins $(HELM) ## Run all tests: unit, envtest and end to end on a local cluster.
 	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) go test $(GO_TEST_FLAGS) ./...
 
+.PHONY: test-servers
+test-servers: ## Install PostgreSQL, MariaDB, Redis and memcached from Debian's packages for the tests (needs root or sudo).
+	hack/test-servers.sh
+
 .PHONY: bench
 bench: kube-bins build ## Run the scale benchmark on a local cluster (not part of make test).
 	KUBEBUILDER_ASSETS=$(KUBE_BINS) go run ./test/bench $(BENCH_ARGS)
