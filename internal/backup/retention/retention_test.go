@@ -54,13 +54,13 @@ func keys(items []Item) []string {
 	return out
 }
 
-// dates returns 2025 dates from..to (inclusive, "MM-DD"), newest first,
-// every step days.
-func dates(from, to string, step int) []string {
+// dates returns the 2025 dates from..to (inclusive, "MM-DD"), newest
+// first.
+func dates(from, to string) []string {
 	a, _ := time.Parse(time.DateOnly, "2025-"+from)
 	b, _ := time.Parse(time.DateOnly, "2025-"+to)
 	var out []string
-	for t := b; !t.Before(a); t = t.AddDate(0, 0, -step) {
+	for t := b; !t.Before(a); t = t.AddDate(0, 0, -1) {
 		out = append(out, t.Format(time.DateOnly))
 	}
 	return out
@@ -152,21 +152,21 @@ func TestYearByEye(t *testing.T) {
 		policy Policy
 		want   []string
 	}{
-		{"keepLast 3", Policy{KeepLast: 3}, dates("12-29", "12-31", 1)},
-		{"keepDaily 7 keeps Dec 25 to 31", Policy{KeepDaily: 7}, dates("12-25", "12-31", 1)},
+		{"keepLast 3", Policy{KeepLast: 3}, dates("12-29", "12-31")},
+		{"keepDaily 7 keeps Dec 25 to 31", Policy{KeepDaily: 7}, dates("12-25", "12-31")},
 		// 2025-12-31 is a Wednesday of ISO week 2026-W01; the three weeks
 		// before end on Sundays 28, 21 and 14 December.
 		{"keepWeekly 4", Policy{KeepWeekly: 4}, []string{"2025-12-31", "2025-12-28", "2025-12-21", "2025-12-14"}},
 		{"keepMonthly 12 keeps the last day of each month", Policy{KeepMonthly: 12}, monthEnds},
 		{"keepMonthly 24 stops at the first month", Policy{KeepMonthly: 24}, monthEnds},
 		// now-14d is 2025-12-18 03:00, one hour after that day's backup.
-		{"maxAge 14d keeps Dec 19 to 31", Policy{MaxAge: 14 * day}, dates("12-19", "12-31", 1)},
+		{"maxAge 14d keeps Dec 19 to 31", Policy{MaxAge: 14 * day}, dates("12-19", "12-31")},
 		{"maxAge is a union with the count rules", Policy{KeepMonthly: 3, MaxAge: 14 * day},
-			append(dates("12-19", "12-31", 1), "2025-11-30", "2025-10-31")},
+			append(dates("12-19", "12-31"), "2025-11-30", "2025-10-31")},
 		{"overlapping rules keep each backup once", Policy{KeepLast: 3, KeepDaily: 7, KeepWeekly: 3},
-			append(dates("12-25", "12-31", 1), "2025-12-21")},
-		{"empty policy keeps the whole year", Policy{}, dates("01-01", "12-31", 1)},
-		{"Location alone is an empty policy", Policy{Location: time.FixedZone("UTC+2", 2*3600)}, dates("01-01", "12-31", 1)},
+			append(dates("12-25", "12-31"), "2025-12-21")},
+		{"empty policy keeps the whole year", Policy{}, dates("01-01", "12-31")},
+		{"Location alone is an empty policy", Policy{Location: time.FixedZone("UTC+2", 2*3600)}, dates("01-01", "12-31")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -206,11 +206,11 @@ func TestGuardNewestGoodIsAlwaysKept(t *testing.T) {
 		// the failed runs of the last 30 days (after Dec 2 03:00) are kept
 		// as evidence, the older failed ones dropped.
 		{"keepDaily 7 and maxAge 30d", Policy{KeepDaily: 7, MaxAge: 30 * day},
-			append(dates("12-03", "12-31", 1), dates("10-26", "11-01", 1)...)},
+			append(dates("12-03", "12-31"), dates("10-26", "11-01")...)},
 		{"maxAge 30d alone", Policy{MaxAge: 30 * day},
-			append(dates("12-03", "12-31", 1), newestGood)},
+			append(dates("12-03", "12-31"), newestGood)},
 		{"maxAge 1h", Policy{MaxAge: time.Hour}, []string{newestGood}},
-		{"keepLast 1", Policy{KeepLast: 1}, append(dates("11-02", "12-31", 1), newestGood)},
+		{"keepLast 1", Policy{KeepLast: 1}, append(dates("11-02", "12-31"), newestGood)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
