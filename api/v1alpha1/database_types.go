@@ -155,6 +155,55 @@ type DatabaseSpec struct {
 	// Secret; the server takes a changed password when its pods restart.
 	// +optional
 	CredentialsSecretRef *corev1.LocalObjectReference `json:"credentialsSecretRef,omitempty"`
+
+	// Backup schedules logical dumps of the database: Steward creates and
+	// owns a Backup named <name>-backup once the Database is Ready.
+	// +optional
+	Backup *DatabaseBackup `json:"backup,omitempty"`
+
+	// Bootstrap initialises a new Database with data. It cannot be changed
+	// after creation.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="bootstrap cannot be changed after creation"
+	Bootstrap *DatabaseBootstrap `json:"bootstrap,omitempty"`
+}
+
+// DatabaseBackup is a Database's backup schedule.
+type DatabaseBackup struct {
+	// Enabled turns the backups on. Turning it off deletes the Backup object
+	// (the stored dumps stay).
+	// +optional
+	// +kubebuilder:default=true
+	Enabled bool `json:"enabled,omitempty"`
+
+	// Schedule is when to run, in cron format or a macro such as @daily.
+	// +optional
+	// +kubebuilder:default="0 2 * * *"
+	// +kubebuilder:validation:MaxLength=128
+	Schedule string `json:"schedule,omitempty"`
+
+	// TimeZone is the IANA time zone of the schedule.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	TimeZone *string `json:"timeZone,omitempty"`
+
+	// Retention says which stored backups to keep.
+	// +optional
+	Retention *BackupRetention `json:"retention,omitempty"`
+
+	// Destination is the object store the dumps go to.
+	// +required
+	Destination BackupDestination `json:"destination"`
+}
+
+// DatabaseBootstrap says how a new Database gets its first data.
+type DatabaseBootstrap struct {
+	// FromBackup restores a stored dump into the new Database before it is
+	// Ready. This is also how a Database moves to a new major version: back
+	// up the old one, create a new Database of the new version from that
+	// backup, then move the applications.
+	// +required
+	FromBackup RestoreSource `json:"fromBackup"`
 }
 
 // DatabaseStorage is the volume of each instance.
@@ -232,6 +281,15 @@ type DatabaseStatus struct {
 	// password, host, port, database and a connection uri.
 	// +optional
 	CredentialsSecret string `json:"credentialsSecret,omitempty"`
+
+	// LastBackup is the newest successful run of the Backup that
+	// spec.backup creates.
+	// +optional
+	LastBackup *BackupRun `json:"lastBackup,omitempty"`
+
+	// BootstrapRestore names the Restore that loads spec.bootstrap.fromBackup.
+	// +optional
+	BootstrapRestore string `json:"bootstrapRestore,omitempty"`
 
 	// Conditions are Ready, Progressing, Degraded and UpgradeBlocked. Ready
 	// summarizes the others.

@@ -41,6 +41,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(GroupVersion,
 		&WebApp{}, &WebAppList{},
 		&Database{}, &DatabaseList{},
+		&Backup{}, &BackupList{},
+		&Restore{}, &RestoreList{},
 		&Cache{}, &CacheList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
