@@ -161,7 +161,7 @@ func mysqlOptions(dir string, s Source) (string, error) {
 		proto = fmt.Sprintf("protocol = socket\nsocket = %s\n", optionValue(s.Host))
 	}
 	return secretFile(dir, "client.cnf", "[client]\n"+proto+
-		fmt.Sprintf("user = %s\npassword = %s\nconnect-timeout = 15\n", optionValue(s.Username), optionValue(s.Password)))
+		fmt.Sprintf("user = %s\npassword = %s\n", optionValue(s.Username), optionValue(s.Password)))
 }
 
 // command prepares the dump tool (restore false) or the restore tool of
