@@ -216,7 +216,7 @@ func run(ctx context.Context, command string, getenv func(string) string, log io
 	if err != nil {
 		return res, db.Password, err
 	}
-	defer bucket.Close()
+	defer func() { _ = bucket.Close() }()
 	switch command {
 	case "backup":
 		policy, err := retentionFromEnv(getenv)

@@ -92,7 +92,7 @@ func myDigest(t *testing.T, s Source) string {
 		if err := rows.Err(); err != nil {
 			t.Fatal(err)
 		}
-		rows.Close()
+		_ = rows.Close()
 		if n == 0 {
 			t.Fatalf("%s: no rows", q)
 		}
@@ -132,7 +132,7 @@ func TestMariaDB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		gz, err := gzip.NewReader(f)
 		if err != nil {
 			t.Fatalf("the object is not gzip: %v", err)

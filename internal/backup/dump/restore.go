@@ -127,7 +127,7 @@ func verify(ctx context.Context, bucket *blob.Bucket, m Manifest) error {
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", m.Key, err)
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	h := sha256.New()
 	n, err := io.Copy(h, r)
 	if err != nil {
@@ -162,7 +162,7 @@ func load(ctx context.Context, bucket *blob.Bucket, m Manifest, d dumper, target
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", m.Key, err)
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	if err := t.cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %s", t.name, scrub(target, err.Error()))
 	}

@@ -229,7 +229,7 @@ func pgConn(t *testing.T, s Source) *pgx.Conn {
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", s.Database, err)
 	}
-	t.Cleanup(func() { c.Close(context.Background()) })
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
 	return c
 }
 
@@ -239,7 +239,7 @@ func myConn(t *testing.T, s Source) *sql.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { _ = db.Close() })
 	return db
 }
 
@@ -252,7 +252,7 @@ func fileBucket(t *testing.T) (*blob.Bucket, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { b.Close() })
+	t.Cleanup(func() { _ = b.Close() })
 	return b, dir
 }
 

@@ -114,7 +114,7 @@ func secretFile(dir, name, content string) (string, error) {
 		return "", err
 	}
 	if _, err := f.WriteString(content); err != nil {
-		f.Close()
+		_ = f.Close()
 		return "", err
 	}
 	return p, f.Close()
@@ -375,7 +375,7 @@ func serverVersion(ctx context.Context, s Source) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		defer c.Close(context.WithoutCancel(ctx))
+		defer func() { _ = c.Close(context.WithoutCancel(ctx)) }()
 		err = c.QueryRow(ctx, "SELECT version()").Scan(&v)
 		return v, err
 	case TypeMySQL:
@@ -383,7 +383,7 @@ func serverVersion(ctx context.Context, s Source) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		defer db.Close()
+		defer func() { _ = db.Close() }()
 		err = db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v)
 		return v, err
 	}
@@ -402,7 +402,7 @@ func countTables(ctx context.Context, s Source) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		defer c.Close(context.WithoutCancel(ctx))
+		defer func() { _ = c.Close(context.WithoutCancel(ctx)) }()
 		err = c.QueryRow(ctx, `SELECT count(*) FROM pg_catalog.pg_class c
 			JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 			WHERE c.relkind IN ('r', 'p', 'f')
@@ -414,7 +414,7 @@ func countTables(ctx context.Context, s Source) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		defer db.Close()
+		defer func() { _ = db.Close() }()
 		err = db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ?", s.Database).Scan(&n)
 		return n, err
 	}
