@@ -148,7 +148,7 @@ func checkSum(m Manifest, size int64, sum string) error {
 // again: when it no longer matches, the tool is killed before its input
 // ends.
 func load(ctx context.Context, bucket *blob.Bucket, m Manifest, d dumper, target Target, opts RestoreOptions) error {
-	t, err := command(target, true, opts.Overwrite, opts.TempDir)
+	t, err := command(target, true, opts.Overwrite, m.Database, opts.TempDir)
 	if err != nil {
 		return err
 	}

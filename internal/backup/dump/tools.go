@@ -165,8 +165,9 @@ func mysqlOptions(dir string, s Source) (string, error) {
 }
 
 // command prepares the dump tool (restore false) or the restore tool of
-// s.Type with its credentials in a private temporary directory.
-func command(s Source, restore, overwrite bool, tempDir string) (*tool, error) {
+// s.Type with its credentials in a private temporary directory. fromDB is
+// the database a restored backup was taken of.
+func command(s Source, restore, overwrite bool, fromDB, tempDir string) (*tool, error) {
 	dir, err := os.MkdirTemp(tempDir, "steward-dump-")
 	if err != nil {
 		return nil, fmt.Errorf("creating a directory for the password file: %w", err)
@@ -238,7 +239,8 @@ func command(s Source, restore, overwrite bool, tempDir string) (*tool, error) {
 			"--authenticationDatabase=admin", "--config=" + cfg, "--archive", "--gzip"}
 		if restore {
 			path, err = program(s.BinDir, "mongorestore")
-			args = append(args, "--nsInclude=*", "--nsFrom=*.*", "--nsTo="+s.Database+".*")
+			// Renames the backup's database to the target's.
+			args = append(args, "--nsFrom="+fromDB+".$coll$", "--nsTo="+s.Database+".$coll$")
 			if overwrite {
 				args = append(args, "--drop")
 			}
@@ -281,7 +283,7 @@ func toolError(s Source, t *tool, err error) error {
 // runDump runs the dump tool with its standard output copied to out.
 func runDump(ctx context.Context, s Source, d dumper, out io.Writer, opts Options) (string, error) {
 	_ = d
-	t, err := command(s, false, false, opts.TempDir)
+	t, err := command(s, false, false, "", opts.TempDir)
 	if err != nil {
 		return "", err
 	}
