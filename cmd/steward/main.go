@@ -19,6 +19,8 @@ limitations under the License.
 //
 //	steward instance          the entrypoint of a database pod (see package instance)
 //	steward copy-binary DEST  copies this executable to DEST (the pods' init container)
+//	steward backup            dumps a database into a bucket (see package dump)
+//	steward restore           restores a backup into a database (see package dump)
 //
 // Without a subcommand it runs the operator, configured by flags.
 package main
@@ -35,6 +37,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/steward-dev/steward/internal/backup/dump"
 	"github.com/steward-dev/steward/internal/instance"
 	"github.com/steward-dev/steward/internal/manager"
 )
@@ -45,6 +48,11 @@ func main() {
 		case "instance":
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			code := instance.Main(ctx, os.Stderr)
+			stop()
+			os.Exit(code)
+		case "backup", "restore":
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			code := dump.Main(ctx, os.Args[1], os.Getenv, os.Stderr)
 			stop()
 			os.Exit(code)
 		case "copy-binary":

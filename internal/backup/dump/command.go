@@ -1,0 +1,358 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package dump
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+	"gocloud.dev/blob/memblob"
+
+	"github.com/steward-dev/steward/internal/backup/retention"
+)
+
+// Environment variables of `steward backup` and `steward restore`. The
+// database is the one backed up, or restored into.
+const (
+	EnvDBType     = "STEWARD_DB_TYPE"
+	EnvDBHost     = "STEWARD_DB_HOST"
+	EnvDBPort     = "STEWARD_DB_PORT"
+	EnvDBName     = "STEWARD_DB_NAME"
+	EnvDBUsername = "STEWARD_DB_USERNAME"
+	EnvDBPassword = "STEWARD_DB_PASSWORD"
+	// EnvDBBinDir (optional) is where the dump and restore tools are;
+	// default $PATH.
+	EnvDBBinDir = "STEWARD_DB_BIN_DIR"
+
+	// The destination, as in store.Destination.
+	EnvDestinationType     = "STEWARD_DESTINATION_TYPE"
+	EnvDestinationBucket   = "STEWARD_DESTINATION_BUCKET"
+	EnvDestinationPrefix   = "STEWARD_DESTINATION_PREFIX"
+	EnvDestinationEndpoint = "STEWARD_DESTINATION_ENDPOINT"
+	EnvDestinationRegion   = "STEWARD_DESTINATION_REGION"
+	// EnvStoreCredentialsDir (optional) is a directory (a mounted Secret)
+	// whose files, by name, are the store's credentials.
+	EnvStoreCredentialsDir = "STEWARD_STORE_CREDENTIALS_DIR"
+
+	// Retention of `steward backup`: counts, and a Go duration for the
+	// maximum age. When none is set nothing is pruned.
+	EnvKeepLast    = "STEWARD_RETENTION_KEEP_LAST"
+	EnvKeepDaily   = "STEWARD_RETENTION_KEEP_DAILY"
+	EnvKeepWeekly  = "STEWARD_RETENTION_KEEP_WEEKLY"
+	EnvKeepMonthly = "STEWARD_RETENTION_KEEP_MONTHLY"
+	EnvMaxAge      = "STEWARD_RETENTION_MAX_AGE"
+
+	// EnvRestoreKey is the key of the backup to restore, or "latest"
+	// (the default). EnvRestoreOverwrite "true" allows a non-empty target.
+	EnvRestoreKey       = "STEWARD_RESTORE_KEY"
+	EnvRestoreOverwrite = "STEWARD_RESTORE_OVERWRITE"
+
+	// EnvTerminationLog is where the Result goes; default
+	// DefaultTerminationLog.
+	EnvTerminationLog = "STEWARD_TERMINATION_LOG"
+)
+
+// DefaultTerminationLog is the container's termination message file.
+const DefaultTerminationLog = "/dev/termination-log"
+
+// MaxResultBytes is the most Kubernetes keeps of a termination message.
+const MaxResultBytes = 4096
+
+// Destination is where backups are stored. It mirrors store.Destination.
+type Destination struct {
+	Type, Bucket, Prefix, Endpoint, Region string
+}
+
+// OpenBucket opens a destination with the store's credentials (file name
+// to content).
+//
+// It is a variable so that store.Open (package internal/backup/store)
+// replaces it: until then it knows only "file" (Bucket is a directory) and
+// "mem" (an empty in-memory bucket, for tests).
+var OpenBucket = openLocalBucket
+
+func openLocalBucket(_ context.Context, d Destination, _ map[string][]byte) (*blob.Bucket, error) {
+	var b *blob.Bucket
+	switch d.Type {
+	case "file":
+		if d.Bucket == "" {
+			return nil, errors.New("the file destination needs a directory as bucket")
+		}
+		var err error
+		b, err = fileblob.OpenBucket(d.Bucket, &fileblob.Options{CreateDir: true, Metadata: fileblob.MetadataDontWrite})
+		if err != nil {
+			return nil, err
+		}
+	case "mem":
+		b = memblob.OpenBucket(nil)
+	default:
+		return nil, fmt.Errorf("destination type %q is not supported", d.Type)
+	}
+	if d.Prefix != "" {
+		b = blob.PrefixedBucket(b, strings.TrimSuffix(d.Prefix, "/")+"/")
+	}
+	return b, nil
+}
+
+// Result is what a run of `steward backup` or `steward restore` reports in
+// its container's termination message, as JSON of at most MaxResultBytes.
+type Result struct {
+	Succeeded bool `json:"succeeded"`
+	// Key, Size and SHA256 are the backup's (taken or restored).
+	Key             string    `json:"key,omitempty"`
+	Size            int64     `json:"size,omitempty"`
+	SHA256          string    `json:"sha256,omitempty"`
+	StartTime       time.Time `json:"startTime"`
+	CompletionTime  time.Time `json:"completionTime"`
+	DurationSeconds float64   `json:"durationSeconds"`
+	// Pruned is the number of old backups deleted; PruneError why pruning
+	// failed, which does not fail the backup.
+	Pruned     int    `json:"pruned"`
+	PruneError string `json:"pruneError,omitempty"`
+	// Error is why the run failed, shortened.
+	Error string `json:"error,omitempty"`
+}
+
+// Marshal returns the Result as JSON of at most MaxResultBytes, shortening
+// the messages when needed.
+func (r Result) Marshal() []byte {
+	for limit := 1500; ; limit /= 2 {
+		r.Error, r.PruneError = shorten(r.Error, limit), shorten(r.PruneError, limit)
+		data, err := json.Marshal(r)
+		if err == nil && len(data) <= MaxResultBytes {
+			return data
+		}
+		if limit == 0 {
+			return data
+		}
+	}
+}
+
+func shorten(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	for limit > 0 && !utf8.RuneStart(s[limit]) {
+		limit--
+	}
+	return s[:limit] + "…"
+}
+
+// ParseResult reads a termination message.
+func ParseResult(message string) (Result, error) {
+	var r Result
+	message = strings.TrimSpace(message)
+	if message == "" {
+		return r, errors.New("the termination message is empty")
+	}
+	if err := json.Unmarshal([]byte(message), &r); err != nil {
+		return r, fmt.Errorf("the termination message is not a result: %w", err)
+	}
+	return r, nil
+}
+
+// Main runs `steward backup` (command "backup") or `steward restore`
+// ("restore") configured by getenv, writes the Result to the termination
+// log and returns the exit code.
+func Main(ctx context.Context, command string, getenv func(string) string, log io.Writer) int {
+	start := time.Now().UTC()
+	res, password, err := run(ctx, command, getenv, log)
+	res.StartTime = start
+	res.CompletionTime = time.Now().UTC()
+	res.DurationSeconds = res.CompletionTime.Sub(start).Seconds()
+	res.Succeeded = err == nil
+	if err != nil {
+		res.Error = scrub(Source{Password: password}, err.Error())
+		fmt.Fprintf(log, "%s: %s\n", command, res.Error)
+	}
+	res.PruneError = scrub(Source{Password: password}, res.PruneError)
+	data := res.Marshal()
+	fmt.Fprintf(log, "%s: result %s\n", command, data)
+	path := getenv(EnvTerminationLog)
+	if path == "" {
+		path = DefaultTerminationLog
+	}
+	if werr := os.WriteFile(path, data, 0o644); werr != nil {
+		fmt.Fprintf(log, "%s: writing the result to %s: %v\n", command, path, werr)
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+func run(ctx context.Context, command string, getenv func(string) string, log io.Writer) (Result, string, error) {
+	var res Result
+	db, err := sourceFromEnv(getenv)
+	if err != nil {
+		return res, db.Password, err
+	}
+	bucket, err := bucketFromEnv(ctx, getenv)
+	if err != nil {
+		return res, db.Password, err
+	}
+	defer func() { _ = bucket.Close() }()
+	switch command {
+	case "backup":
+		policy, err := retentionFromEnv(getenv)
+		if err != nil {
+			return res, db.Password, err
+		}
+		rep, err := Backup(ctx, db, bucket, Options{Retention: policy, Log: log})
+		if err != nil {
+			return res, db.Password, err
+		}
+		res.Key, res.Size, res.SHA256 = rep.Manifest.Key, rep.Manifest.Size, rep.Manifest.SHA256
+		res.Pruned = len(rep.Pruned)
+		if rep.PruneError != nil {
+			res.PruneError = rep.PruneError.Error()
+		}
+		return res, db.Password, nil
+	case "restore":
+		key := getenv(EnvRestoreKey)
+		if key == "" {
+			key = Latest
+		}
+		overwrite := false
+		if v := getenv(EnvRestoreOverwrite); v != "" {
+			if overwrite, err = strconv.ParseBool(v); err != nil {
+				return res, db.Password, fmt.Errorf("%s=%q is not true or false", EnvRestoreOverwrite, v)
+			}
+		}
+		m, err := Restore(ctx, bucket, key, db, RestoreOptions{Overwrite: overwrite, Log: log})
+		res.Key, res.Size, res.SHA256 = m.Key, m.Size, m.SHA256
+		return res, db.Password, err
+	}
+	return res, db.Password, fmt.Errorf("unknown command %q", command)
+}
+
+func sourceFromEnv(getenv func(string) string) (Source, error) {
+	s := Source{
+		Type: getenv(EnvDBType), Host: getenv(EnvDBHost), Database: getenv(EnvDBName),
+		Username: getenv(EnvDBUsername), Password: getenv(EnvDBPassword), BinDir: getenv(EnvDBBinDir),
+	}
+	var missing []string
+	for _, v := range []struct{ name, value string }{
+		{EnvDBType, s.Type}, {EnvDBHost, s.Host}, {EnvDBName, s.Database}, {EnvDBUsername, s.Username},
+	} {
+		if v.value == "" {
+			missing = append(missing, v.name)
+		}
+	}
+	if len(missing) > 0 {
+		return s, fmt.Errorf("missing environment variables: %s", strings.Join(missing, ", "))
+	}
+	if v := getenv(EnvDBPort); v != "" {
+		p, err := strconv.Atoi(v)
+		if err != nil || p <= 0 || p > 65535 {
+			return s, fmt.Errorf("%s=%q is not a port number", EnvDBPort, v)
+		}
+		s.Port = p
+	}
+	return s, s.validate()
+}
+
+func bucketFromEnv(ctx context.Context, getenv func(string) string) (*blob.Bucket, error) {
+	d := Destination{
+		Type: getenv(EnvDestinationType), Bucket: getenv(EnvDestinationBucket), Prefix: getenv(EnvDestinationPrefix),
+		Endpoint: getenv(EnvDestinationEndpoint), Region: getenv(EnvDestinationRegion),
+	}
+	if d.Type == "" {
+		return nil, fmt.Errorf("missing environment variable %s", EnvDestinationType)
+	}
+	creds, err := readCredentials(getenv(EnvStoreCredentialsDir))
+	if err != nil {
+		return nil, err
+	}
+	b, err := OpenBucket(ctx, d, creds)
+	if err != nil {
+		return nil, fmt.Errorf("opening the %s destination: %w", d.Type, err)
+	}
+	return b, nil
+}
+
+// readCredentials reads every file of dir, by name. Names starting with a
+// dot (a Secret volume's ..data and its timestamped directories) are
+// skipped. An empty dir means no credentials.
+func readCredentials(dir string) (map[string][]byte, error) {
+	creds := map[string][]byte{}
+	if dir == "" {
+		return creds, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the store credentials: %w", err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading the store credential %s: %w", e.Name(), err)
+		}
+		creds[e.Name()] = data
+	}
+	return creds, nil
+}
+
+// retentionFromEnv returns the policy, or nil when no variable is set.
+func retentionFromEnv(getenv func(string) string) (*retention.Policy, error) {
+	var p retention.Policy
+	set := false
+	for _, v := range []struct {
+		name string
+		dst  *int
+	}{{EnvKeepLast, &p.KeepLast}, {EnvKeepDaily, &p.KeepDaily}, {EnvKeepWeekly, &p.KeepWeekly}, {EnvKeepMonthly, &p.KeepMonthly}} {
+		s := getenv(v.name)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%s=%q is not a count", v.name, s)
+		}
+		*v.dst, set = n, true
+	}
+	if s := getenv(EnvMaxAge); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("%s=%q is not a duration", EnvMaxAge, s)
+		}
+		p.MaxAge, set = d, true
+	}
+	if !set {
+		return nil, nil
+	}
+	return &p, nil
+}
