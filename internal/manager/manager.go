@@ -25,6 +25,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -41,6 +42,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/controller/backup"
 	cachecontroller "github.com/steward-dev/steward/internal/controller/cache"
 	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/controller/webapp"
@@ -137,7 +139,9 @@ func managedKinds() []client.Object {
 		&corev1.ConfigMap{},
 		&corev1.Secret{},
 		&corev1.PersistentVolumeClaim{},
-		&corev1.Pod{}, // database roles, a Cache's status.nodes
+		&corev1.Pod{}, // database roles, a Cache's status.nodes, backup results
+		&batchv1.CronJob{},
+		&batchv1.Job{},
 	}
 }
 
@@ -205,6 +209,15 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.DatabaseConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the Database controller: %w", err)
+	}
+	err = (&backup.Reconciler{
+		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetAPIReader(),
+		Recorder:      mgr.GetEventRecorder("steward"),
+		InstanceImage: opts.InstanceImage,
+	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.DatabaseConcurrency})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the Backup controller: %w", err)
 	}
 	err = (&cachecontroller.Reconciler{
 		Client:    mgr.GetClient(),

@@ -211,8 +211,8 @@ func (s Source) validate() error {
 
 var unsafeKeyChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
-// keyName is the database's name as it appears in keys.
-func keyName(database string) string {
+// KeyName is the database's name as it appears in keys.
+func KeyName(database string) string {
 	return unsafeKeyChars.ReplaceAllString(database, "_")
 }
 
@@ -221,7 +221,7 @@ const keyTimeFormat = "20060102T150405.000Z"
 // ObjectKey is the key of a backup of database taken at t with extension ext.
 func ObjectKey(t time.Time, database, ext string) string {
 	t = t.UTC()
-	return t.Format("2006/01/02/") + t.Format(keyTimeFormat) + "-" + keyName(database) + "." + ext
+	return t.Format("2006/01/02/") + t.Format(keyTimeFormat) + "-" + KeyName(database) + "." + ext
 }
 
 // Backup dumps src into bucket, writes the manifest and then prunes by

@@ -145,7 +145,7 @@ func prune(ctx context.Context, bucket *blob.Bucket, src Source, d dumper, curre
 	if err != nil {
 		return nil, err
 	}
-	name := keyName(src.Database)
+	name := KeyName(src.Database)
 	var items []retention.Item
 	found := map[string]Entry{}
 	for _, e := range all {

@@ -1,0 +1,243 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package backup reconciles Backups: a CronJob whose pods dump a database
+// to an object store, the results of its runs read from their pods'
+// termination messages, freshness, metrics, on-demand runs, and the
+// deletion policy of the stored dumps.
+package backup
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/priority"
+)
+
+const (
+	// Finalizer holds a deleted Backup until its deletion policy is
+	// carried out on the stored dumps.
+	Finalizer = "steward.dev/backup-deletion-policy"
+	// AnnotationBackupNow asks for a run now: set it to any new value
+	// (e.g. a timestamp); each new value starts one run.
+	AnnotationBackupNow = "steward.dev/backup-now"
+	// LabelBackup selects the Jobs and pods of one Backup.
+	LabelBackup = "steward.dev/backup"
+
+	// historyLimit is how many runs status.history keeps.
+	historyLimit = 10
+	// manualRunTTL is how long a finished on-demand Job stays for its
+	// result to be read.
+	manualRunTTL = 24 * time.Hour
+	// retryUserError is how long to wait before looking again at a problem
+	// the user must fix that no watch event announces.
+	retryUserError = time.Minute
+)
+
+// Reconciler reconciles Backups.
+type Reconciler struct {
+	// Client reads from the informer cache and writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server directly.
+	APIReader client.Reader
+	// Recorder emits events.
+	Recorder events.EventRecorder
+	// InstanceImage is Steward's own image, copied into backup pods.
+	InstanceImage string
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// +kubebuilder:rbac:groups=steward.dev,resources=backups,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=steward.dev,resources=backups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=steward.dev,resources=backups/finalizers,verbs=update
+// +kubebuilder:rbac:groups=steward.dev,resources=databases,verbs=get;list;watch
+// +kubebuilder:rbac:groups=batch,resources=cronjobs;jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one Backup's CronJob in line with its spec, records the
+// results of finished runs, and writes the status if it changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b := &v1alpha1.Backup{}
+	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !b.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, b)
+	}
+	if !controllerutil.ContainsFinalizer(b, Finalizer) {
+		orig := b.DeepCopy()
+		controllerutil.AddFinalizer(b, Finalizer)
+		if err := r.Client.Patch(ctx, b, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
+		}
+	}
+	now := r.now()
+
+	obs, err := r.reconcileRuns(ctx, b)
+	if err != nil {
+		obs.problem = &problem{reason: v1alpha1.ReasonReconcileError, message: err.Error()}
+	}
+	runs, err2 := r.finishedRuns(ctx, b)
+	err = errors.Join(err, err2)
+	status := computeStatus(b, obs, runs, now)
+	r.announce(b, runs, &status)
+	observeMetrics(b, &status)
+	if werr := r.writeStatus(ctx, b, status); werr != nil {
+		return ctrl.Result{}, errors.Join(err, werr)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: requeueAfter(b, obs, &status, now)}, nil
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// reconcileRuns resolves the source, applies the CronJob and starts an
+// on-demand run when the annotation asks for one.
+func (r *Reconciler) reconcileRuns(ctx context.Context, b *v1alpha1.Backup) (observed, error) {
+	obs := observed{}
+	sched, p := parseSchedule(b.Spec.Schedule, b.Spec.TimeZone)
+	if p != nil {
+		obs.problem = p
+		return obs, nil
+	}
+	obs.schedule = sched
+	src, p, err := r.resolveSource(ctx, b)
+	if p != nil || err != nil {
+		obs.problem = p
+		return obs, err
+	}
+	applier := apply.Applier{Client: r.Client, Reader: r.APIReader}
+	cj := &batchv1.CronJob{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(b), cj); client.IgnoreNotFound(err) != nil {
+		return obs, fmt.Errorf("reading CronJob %s: %w", b.Name, err)
+	}
+	if err := applier.Apply(ctx, CronJob(b, src, r.InstanceImage), cj, b.UID); err != nil {
+		var conflict *apply.Conflict
+		if errors.As(err, &conflict) || apierrors.IsInvalid(err) {
+			obs.problem = &problem{reason: v1alpha1.ReasonApplyFailed, message: err.Error()}
+			return obs, nil
+		}
+		return obs, err
+	}
+	obs.cronJob = cj
+
+	if want := b.Annotations[AnnotationBackupNow]; want != "" && want != b.Status.LastManualRun {
+		job := &batchv1.Job{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: ManualJobName(b, want)}, job); client.IgnoreNotFound(err) != nil {
+			return obs, err
+		}
+		if err := applier.Apply(ctx, ManualJob(b, src, r.InstanceImage, want), job, b.UID); err != nil {
+			return obs, err
+		}
+		obs.manualRun = want
+		r.Recorder.Eventf(b, job, corev1.EventTypeNormal, EventRunRequested, "Backup",
+			"Started Job %s as the %s annotation asks", job.Name, AnnotationBackupNow)
+	}
+	return obs, nil
+}
+
+// ManualJobName is the name of the on-demand run for an annotation value.
+func ManualJobName(b *v1alpha1.Backup, value string) string {
+	sum := sha256.Sum256([]byte(value))
+	return fmt.Sprintf("%s-now-%s", b.Name, hex.EncodeToString(sum[:])[:8])
+}
+
+// writeStatus patches the status subresource, and only when it changed.
+func (r *Reconciler) writeStatus(ctx context.Context, b *v1alpha1.Backup, status v1alpha1.BackupStatus) error {
+	if equality.Semantic.DeepEqual(b.Status, status) {
+		return nil
+	}
+	orig := b.DeepCopy()
+	b.Status = status
+	if err := r.Client.Status().Patch(ctx, b, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("writing status of Backup %s: %w", b.Name, err)
+	}
+	log.FromContext(ctx).V(1).Info("Status updated")
+	return nil
+}
+
+// requeueAfter is when to look again without an event: when the Backup
+// would turn stale, and after a problem the user must fix.
+func requeueAfter(b *v1alpha1.Backup, obs observed, st *v1alpha1.BackupStatus, now time.Time) time.Duration {
+	if obs.problem != nil {
+		return retryUserError
+	}
+	if at := staleTime(b, st, obs.schedule, now); at.After(now) {
+		return at.Sub(now) + time.Second
+	}
+	if st.NextScheduleTime != nil && st.NextScheduleTime.After(now) {
+		return st.NextScheduleTime.Sub(now) + time.Minute
+	}
+	return 0
+}
+
+// SetupWithManager registers the reconciler, watching Backups, their
+// CronJobs and Jobs, and the pods of those Jobs.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	byLabel := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []ctrl.Request {
+		name := obj.GetLabels()[LabelBackup]
+		if name == "" {
+			return nil
+		}
+		return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Backup{}).
+		Watches(&v1alpha1.Backup{}, priority.SpecChangesFirst()).
+		Owns(&batchv1.CronJob{}).
+		Watches(&batchv1.Job{}, byLabel).
+		Watches(&corev1.Pod{}, byLabel).
+		WithOptions(opts).
+		Complete(r)
+}
+
+// metav1Time returns a pointer to a metav1.Time, or nil for the zero time.
+func metav1Time(t time.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	mt := metav1.NewTime(t)
+	return &mt
+}

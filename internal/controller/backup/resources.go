@@ -1,0 +1,176 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backup
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	batchv1ac "k8s.io/client-go/applyconfigurations/batch/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/backup/jobs"
+	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/controller/database"
+	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/labels"
+)
+
+// source is a resolved Backup source: where to connect and which image
+// carries the right dump tool.
+type source struct {
+	conn  jobs.Connection
+	image string
+}
+
+// resolveSource finds the database a Backup dumps. A Database that does
+// not exist or is not Ready yet is a wait, reported in status.
+func (r *Reconciler) resolveSource(ctx context.Context, b *v1alpha1.Backup) (source, *problem, error) {
+	s := b.Spec.Source
+	if c := s.Connection; c != nil {
+		image := b.Spec.Image
+		if image == "" {
+			image = jobs.DefaultImage(s.Type)
+		}
+		return source{conn: jobs.Connection{Type: s.Type, Host: c.Host, Port: c.Port, Database: c.Database,
+			CredentialsSecret: c.CredentialsSecretRef.Name}, image: image}, nil, nil
+	}
+	db := &v1alpha1.Database{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: s.DatabaseRef.Name}, db)
+	switch {
+	case apierrors.IsNotFound(err):
+		return source{}, &problem{reason: ReasonWaitingForDatabase,
+			message: fmt.Sprintf("Database %s does not exist", s.DatabaseRef.Name)}, nil
+	case err != nil:
+		return source{}, nil, fmt.Errorf("reading Database %s: %w", s.DatabaseRef.Name, err)
+	}
+	if want := database.BackupType(db.Spec.Engine); want != s.Type {
+		return source{}, &problem{reason: ReasonInvalidSource, message: fmt.Sprintf(
+			"source.type is %s but Database %s runs %s, which needs %s", s.Type, db.Name, db.Spec.Engine, want)}, nil
+	}
+	if !conditions.EverTrue(db.Status.Conditions, v1alpha1.ConditionReady, v1alpha1.ReasonCreating) {
+		return source{}, &problem{reason: ReasonWaitingForDatabase,
+			message: fmt.Sprintf("Database %s has not been Ready yet", db.Name)}, nil
+	}
+	eng, err := engine.Get(string(db.Spec.Engine))
+	if err != nil {
+		return source{}, &problem{reason: ReasonInvalidSource, message: err.Error()}, nil
+	}
+	image := b.Spec.Image
+	if image == "" {
+		image = database.Image(db, eng)
+	}
+	return source{conn: jobs.Connection{Type: s.Type, Host: database.Host(db), Port: database.Port(db),
+		Database: db.Spec.DatabaseName, CredentialsSecret: database.CredentialsName(db)}, image: image}, nil, nil
+}
+
+// Labels are put on a Backup's CronJob, Jobs and pods.
+func Labels(b *v1alpha1.Backup) map[string]string {
+	l := labels.Common(b.Name, "backup")
+	l[LabelBackup] = b.Name
+	return l
+}
+
+func ownerReference(b *v1alpha1.Backup) *metav1ac.OwnerReferenceApplyConfiguration {
+	return metav1ac.OwnerReference().
+		WithAPIVersion(v1alpha1.GroupVersion.String()).
+		WithKind("Backup").
+		WithName(b.Name).
+		WithUID(b.UID).
+		WithController(true).
+		WithBlockOwnerDeletion(true)
+}
+
+func jobSpec(b *v1alpha1.Backup, src source, instanceImage string) *batchv1ac.JobSpecApplyConfiguration {
+	return batchv1ac.JobSpec().
+		// A failed run is reported, not retried: the next scheduled run
+		// tries again, and a retry would hide the failure.
+		WithBackoffLimit(0).
+		WithTemplate(jobs.PodTemplate(jobs.Run{
+			Command: "backup", Image: src.image, InstanceImage: instanceImage,
+			Conn: src.conn, Destination: b.Spec.Destination, Retention: b.Spec.Retention,
+			Labels: Labels(b),
+		}))
+}
+
+// CronJob runs the Backup on its schedule, one run at a time.
+func CronJob(b *v1alpha1.Backup, src source, instanceImage string) *batchv1ac.CronJobApplyConfiguration {
+	spec := batchv1ac.CronJobSpec().
+		WithSchedule(b.Spec.Schedule).
+		WithSuspend(b.Spec.Suspend).
+		WithConcurrencyPolicy(batchv1.ForbidConcurrent).
+		WithStartingDeadlineSeconds(3600).
+		WithSuccessfulJobsHistoryLimit(3).
+		WithFailedJobsHistoryLimit(3).
+		WithJobTemplate(batchv1ac.JobTemplateSpec().
+			WithLabels(Labels(b)).
+			WithSpec(jobSpec(b, src, instanceImage)))
+	if b.Spec.TimeZone != nil {
+		spec.WithTimeZone(*b.Spec.TimeZone)
+	}
+	return batchv1ac.CronJob(b.Name, b.Namespace).
+		WithLabels(Labels(b)).
+		WithOwnerReferences(ownerReference(b)).
+		WithSpec(spec)
+}
+
+// ManualJob is an on-demand run, asked for with AnnotationBackupNow.
+func ManualJob(b *v1alpha1.Backup, src source, instanceImage, value string) *batchv1ac.JobApplyConfiguration {
+	return batchv1ac.Job(ManualJobName(b, value), b.Namespace).
+		WithLabels(Labels(b)).
+		WithOwnerReferences(ownerReference(b)).
+		WithSpec(jobSpec(b, src, instanceImage).WithTTLSecondsAfterFinished(int32(manualRunTTL.Seconds())))
+}
+
+// schedule is a parsed cron schedule in its time zone.
+type schedule struct {
+	cron.Schedule
+	loc *time.Location
+}
+
+// next is the first run after t.
+func (s schedule) next(t time.Time) time.Time { return s.Next(t.In(s.loc)) }
+
+// interval is the time between the next two runs after t.
+func (s schedule) interval(t time.Time) time.Duration {
+	first := s.next(t)
+	return s.next(first).Sub(first)
+}
+
+// parseSchedule checks what the CRD's pattern cannot: the fields' values
+// and the time zone.
+func parseSchedule(spec string, tz *string) (schedule, *problem) {
+	loc := time.UTC
+	if tz != nil {
+		l, err := time.LoadLocation(*tz)
+		if err != nil {
+			return schedule{}, &problem{reason: ReasonInvalidSchedule, message: fmt.Sprintf("timeZone %q is not a known time zone", *tz)}
+		}
+		loc = l
+	}
+	s, err := cron.ParseStandard(spec)
+	if err != nil {
+		return schedule{}, &problem{reason: ReasonInvalidSchedule, message: fmt.Sprintf("schedule %q: %v", spec, err)}
+	}
+	return schedule{Schedule: s, loc: loc}, nil
+}
