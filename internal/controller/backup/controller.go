@@ -115,11 +115,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	runs, err2 := r.finishedRuns(ctx, b)
 	err = errors.Join(err, err2)
 	status := computeStatus(b, obs, runs, now)
-	r.announce(b, runs, &status)
-	observeMetrics(b, &status)
+	prev := b.Status.DeepCopy()
+	// The write is conditional on the Backup not having changed since it
+	// was read: a reconcile from a stale cache fails here and is retried,
+	// instead of recording, announcing and counting a run a second time.
 	if werr := r.writeStatus(ctx, b, status); werr != nil {
 		return ctrl.Result{}, errors.Join(err, werr)
 	}
+	r.announce(b, prev, runs, &status)
+	observeMetrics(b, &status)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -191,7 +195,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, b *v1alpha1.Backup, status
 	}
 	orig := b.DeepCopy()
 	b.Status = status
-	if err := r.Client.Status().Patch(ctx, b, client.MergeFrom(orig)); err != nil {
+	if err := r.Client.Status().Patch(ctx, b, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("writing status of Backup %s: %w", b.Name, err)
 	}
 	log.FromContext(ctx).V(1).Info("Status updated")

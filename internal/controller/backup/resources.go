@@ -72,9 +72,9 @@ func (r *Reconciler) resolveSource(ctx context.Context, b *v1alpha1.Backup) (sou
 		return source{}, &problem{reason: ReasonWaitingForDatabase,
 			message: fmt.Sprintf("Database %s has not been Ready yet", db.Name)}, nil
 	}
-	eng, err := engine.Get(string(db.Spec.Engine))
-	if err != nil {
-		return source{}, &problem{reason: ReasonInvalidSource, message: err.Error()}, nil
+	eng, engErr := engine.Get(string(db.Spec.Engine))
+	if engErr != nil {
+		return source{}, invalidSource(engErr), nil
 	}
 	image := b.Spec.Image
 	if image == "" {
@@ -82,6 +82,10 @@ func (r *Reconciler) resolveSource(ctx context.Context, b *v1alpha1.Backup) (sou
 	}
 	return source{conn: jobs.Connection{Type: s.Type, Host: database.Host(db), Port: database.Port(db),
 		Database: db.Spec.DatabaseName, CredentialsSecret: database.CredentialsName(db)}, image: image}, nil, nil
+}
+
+func invalidSource(err error) *problem {
+	return &problem{reason: ReasonInvalidSource, message: err.Error()}
 }
 
 // Labels are put on a Backup's CronJob, Jobs and pods.

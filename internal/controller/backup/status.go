@@ -130,7 +130,7 @@ func (r *Reconciler) finishedRuns(ctx context.Context, b *v1alpha1.Backup) ([]v1
 		runs = append(runs, run)
 	}
 	slices.SortFunc(runs, func(a, c v1alpha1.BackupRun) int {
-		return a.CompletionTime.Time.Compare(c.CompletionTime.Time)
+		return a.CompletionTime.Compare(c.CompletionTime.Time)
 	})
 	return runs, nil
 }
@@ -256,7 +256,7 @@ func staleTime(b *v1alpha1.Backup, st *v1alpha1.BackupStatus, s schedule, now ti
 
 // announce emits an event per newly finished run and when the Backup turns
 // stale.
-func (r *Reconciler) announce(b *v1alpha1.Backup, runs []v1alpha1.BackupRun, next *v1alpha1.BackupStatus) {
+func (r *Reconciler) announce(b *v1alpha1.Backup, prev *v1alpha1.BackupStatus, runs []v1alpha1.BackupRun, next *v1alpha1.BackupStatus) {
 	for _, run := range runs {
 		if run.Succeeded {
 			r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, EventBackupSucceeded, "Backup",
@@ -266,7 +266,7 @@ func (r *Reconciler) announce(b *v1alpha1.Backup, runs []v1alpha1.BackupRun, nex
 			r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, EventBackupFailed, "Backup", "Job %s failed: %s", run.Job, run.Message)
 		}
 	}
-	was := meta.IsStatusConditionTrue(b.Status.Conditions, ConditionBackupStale)
+	was := meta.IsStatusConditionTrue(prev.Conditions, ConditionBackupStale)
 	if c := meta.FindStatusCondition(next.Conditions, ConditionBackupStale); c != nil && c.Status == metav1.ConditionTrue && !was {
 		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, EventBackupStale, "Backup", "%s", c.Message)
 	}
