@@ -94,6 +94,10 @@ type Options struct {
 	// its defaults, 20 and 30. kube-scheduler uses them too when they exceed
 	// its own defaults, 50 and 100.
 	ControllerManagerQPS, ControllerManagerBurst int
+	// JobPodsRunUntilTold leaves the pods of Jobs running instead of
+	// completing them at once: a test finishes a pod by writing its status
+	// (phase and container termination message) itself, as a kubelet would.
+	JobPodsRunUntilTold bool
 	// Log receives the components' output, each line prefixed with the
 	// component's name; nil discards it. Each component's output is also
 	// kept in Dir()/logs/<component>.log until Stop.

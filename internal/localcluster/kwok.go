@@ -68,6 +68,9 @@ var stageFiles = []string{
 	"volume/fast/pv-delete.yaml",
 }
 
+// podCompleteStage completes the pods of Jobs.
+const podCompleteStage = "pod/fast/pod-complete.yaml"
+
 // storageClassFile is the manifest of StorageClassName in the kwok-stages
 // folder.
 const storageClassFile = "volume/fast/storage-class.yaml"
@@ -119,6 +122,9 @@ func (c *Cluster) startKwok() (*process, error) {
 	stagesDir := filepath.Join(c.opts.BinDir, stagesDirName)
 	var config bytes.Buffer
 	for _, name := range stageFiles {
+		if name == podCompleteStage && c.opts.JobPodsRunUntilTold {
+			continue
+		}
 		data, err := os.ReadFile(filepath.Join(stagesDir, name))
 		if err != nil {
 			return nil, fmt.Errorf("reading kwok stage: %w", err)
