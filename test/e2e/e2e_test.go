@@ -59,7 +59,7 @@ func run(m *testing.M) (code int) {
 		return fail(err)
 	}
 
-	cluster, err = localcluster.Start(ctx, localcluster.Options{Full: true})
+	cluster, err = localcluster.Start(ctx, localcluster.Options{Full: true, JobPodsRunUntilTold: true})
 	if err != nil {
 		return fail(err)
 	}
