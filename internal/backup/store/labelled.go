@@ -66,8 +66,11 @@ func (l label) wrap(err error) error {
 	// The *blob.Bucket decorates the driver's error with its key and code,
 	// which the outer *blob.Bucket adds again.
 	inner := err
-	if u := errors.Unwrap(err); u != nil && strings.HasPrefix(err.Error(), "blob") {
-		inner = u
+	var multi interface{ Unwrap() []error }
+	if errors.As(err, &multi) && strings.HasPrefix(err.Error(), "blob") {
+		if u := multi.Unwrap(); len(u) > 0 && u[0] != nil {
+			inner = u[0]
+		}
 	}
 	return &storeError{label: l, err: inner, blobErr: err}
 }
@@ -150,25 +153,36 @@ func (b *labelled) NewRangeReader(ctx context.Context, key string, offset, lengt
 	return &reader{r: r, label: b.label}, nil
 }
 
+// NewTypedWriter streams through a pipe into the *blob.Bucket's Upload. The
+// drivers' own Write paths (azureblob's, at least) dereference a nil pipe
+// when an upload fails after data was written; Upload does not use it.
 func (b *labelled) NewTypedWriter(ctx context.Context, key, contentType string, opts *driver.WriterOptions) (driver.Writer, error) {
-	w, err := b.b.NewWriter(ctx, key, &blob.WriterOptions{
-		BufferSize:                  opts.BufferSize,
-		MaxConcurrency:              opts.MaxConcurrency,
-		CacheControl:                opts.CacheControl,
-		ContentDisposition:          opts.ContentDisposition,
-		ContentEncoding:             opts.ContentEncoding,
-		ContentLanguage:             opts.ContentLanguage,
-		ContentType:                 contentType,
-		ContentMD5:                  opts.ContentMD5,
-		Metadata:                    opts.Metadata,
-		BeforeWrite:                 opts.BeforeWrite,
-		DisableContentTypeDetection: opts.DisableContentTypeDetection,
-		IfNotExist:                  opts.IfNotExist,
-	})
-	if err != nil {
-		return nil, b.label.wrap(err)
-	}
-	return &writer{w: w, label: b.label}, nil
+	pr, pw := io.Pipe()
+	w := &writer{pw: pw, done: make(chan struct{}), label: b.label}
+	go func() {
+		defer close(w.done)
+		w.err = b.b.Upload(ctx, key, pr, &blob.WriterOptions{
+			BufferSize:                  opts.BufferSize,
+			MaxConcurrency:              opts.MaxConcurrency,
+			CacheControl:                opts.CacheControl,
+			ContentDisposition:          opts.ContentDisposition,
+			ContentEncoding:             opts.ContentEncoding,
+			ContentLanguage:             opts.ContentLanguage,
+			ContentType:                 contentType,
+			ContentMD5:                  opts.ContentMD5,
+			Metadata:                    opts.Metadata,
+			BeforeWrite:                 opts.BeforeWrite,
+			DisableContentTypeDetection: opts.DisableContentTypeDetection,
+			IfNotExist:                  opts.IfNotExist,
+		})
+		// Unblock and fail further writes.
+		if w.err != nil {
+			pr.CloseWithError(w.err)
+		} else {
+			pr.CloseWithError(errors.New("the upload ended before the writer was closed"))
+		}
+	}()
+	return w, nil
 }
 
 func (b *labelled) Copy(ctx context.Context, dstKey, srcKey string, opts *driver.CopyOptions) error {
@@ -207,14 +221,27 @@ func (r *reader) Attributes() *driver.ReaderAttributes {
 	return &driver.ReaderAttributes{ContentType: r.r.ContentType(), ModTime: r.r.ModTime(), Size: r.r.Size()}
 }
 
+// writer feeds an upload running in its own goroutine.
 type writer struct {
-	w     *blob.Writer
+	pw    *io.PipeWriter
+	done  chan struct{}
+	err   error // of the upload, once done is closed
 	label label
 }
 
 func (w *writer) Write(p []byte) (int, error) {
-	n, err := w.w.Write(p)
+	n, err := w.pw.Write(p)
+	if err != nil {
+		<-w.done
+		if w.err != nil {
+			err = w.err
+		}
+	}
 	return n, w.label.wrap(err)
 }
 
-func (w *writer) Close() error { return w.label.wrap(w.w.Close()) }
+func (w *writer) Close() error {
+	_ = w.pw.Close()
+	<-w.done
+	return w.label.wrap(w.err)
+}

@@ -120,6 +120,24 @@ func GCS(t testing.TB) (store.Destination, map[string][]byte) {
 	return store.Destination{Type: store.TypeGCS, Bucket: Bucket, Endpoint: url}, map[string][]byte{}
 }
 
+// syncBuilder collects a process's output, written and read concurrently.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
@@ -141,18 +159,20 @@ func Azurite(t testing.TB) (store.Destination, map[string][]byte) {
 	dir := t.TempDir()
 	cmd := exec.Command(exe,
 		"--blobHost", "127.0.0.1", "--blobPort", fmt.Sprint(port),
-		"--inMemoryPersistence", "--location", dir,
+		"--inMemoryPersistence",
 		"--silent", "--skipApiVersionCheck", "--disableTelemetry")
 	cmd.Dir = dir
-	var out strings.Builder
+	var out syncBuilder
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", exe, err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// done is closed when the process has exited, with its error in waitErr.
+	done := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
@@ -178,8 +198,8 @@ func Azurite(t testing.TB) (store.Destination, map[string][]byte) {
 			break
 		}
 		select {
-		case werr := <-done:
-			t.Fatalf("azurite-blob exited before listening (%v): %s", werr, out.String())
+		case <-done:
+			t.Fatalf("azurite-blob exited before listening (%v): %s", waitErr, out.String())
 		default:
 		}
 		if time.Now().After(deadline) {
