@@ -57,12 +57,16 @@ verify: generate manifests ## Fail when generated files or formatting are out of
 	@test -z "$$(git status --porcelain -- api config $(CHART))" || { git status --porcelain -- api config $(CHART); echo "untracked generated files"; exit 1; }
 
 .PHONY: test
-test: kube-bins $(HELM) ## Run all tests: unit, envtest and end to end on a local cluster.
+test: kube-bins $(HELM) azurite ## Run all tests: unit, envtest and end to end on a local cluster.
 	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-servers
 test-servers: ## Install PostgreSQL, MariaDB, Redis and memcached from Debian's packages for the tests (needs root or sudo).
 	hack/test-servers.sh
+
+.PHONY: azurite
+azurite: ## Install Azurite, the Azure Storage emulator of the backup store tests, into bin/azurite (needs npm).
+	hack/azurite.sh >/dev/null
 
 .PHONY: bench
 bench: kube-bins build ## Run the scale benchmark on a local cluster (not part of make test).
