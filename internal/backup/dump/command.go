@@ -30,10 +30,9 @@ import (
 	"unicode/utf8"
 
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/fileblob"
-	"gocloud.dev/blob/memblob"
 
 	"github.com/steward-dev/steward/internal/backup/retention"
+	"github.com/steward-dev/steward/internal/backup/store"
 )
 
 // Environment variables of `steward backup` and `steward restore`. The
@@ -83,41 +82,12 @@ const DefaultTerminationLog = "/dev/termination-log"
 // MaxResultBytes is the most Kubernetes keeps of a termination message.
 const MaxResultBytes = 4096
 
-// Destination is where backups are stored. It mirrors store.Destination.
-type Destination struct {
-	Type, Bucket, Prefix, Endpoint, Region string
-}
+// Destination is where backups are stored.
+type Destination = store.Destination
 
 // OpenBucket opens a destination with the store's credentials (file name
-// to content).
-//
-// It is a variable so that store.Open (package internal/backup/store)
-// replaces it: until then it knows only "file" (Bucket is a directory) and
-// "mem" (an empty in-memory bucket, for tests).
-var OpenBucket = openLocalBucket
-
-func openLocalBucket(_ context.Context, d Destination, _ map[string][]byte) (*blob.Bucket, error) {
-	var b *blob.Bucket
-	switch d.Type {
-	case "file":
-		if d.Bucket == "" {
-			return nil, errors.New("the file destination needs a directory as bucket")
-		}
-		var err error
-		b, err = fileblob.OpenBucket(d.Bucket, &fileblob.Options{CreateDir: true, Metadata: fileblob.MetadataDontWrite})
-		if err != nil {
-			return nil, err
-		}
-	case "mem":
-		b = memblob.OpenBucket(nil)
-	default:
-		return nil, fmt.Errorf("destination type %q is not supported", d.Type)
-	}
-	if d.Prefix != "" {
-		b = blob.PrefixedBucket(b, strings.TrimSuffix(d.Prefix, "/")+"/")
-	}
-	return b, nil
-}
+// to content). It is a variable so that tests can open other buckets.
+var OpenBucket = store.Open
 
 // Result is what a run of `steward backup` or `steward restore` reports in
 // its container's termination message, as JSON of at most MaxResultBytes.
