@@ -107,7 +107,8 @@ type BackupDestination struct {
 	// +kubebuilder:validation:MaxLength=1024
 	Bucket string `json:"bucket"`
 
-	// Prefix is prepended to every object's name, e.g. "prod/orders/".
+	// Prefix is the folder the objects go in, e.g. "prod/orders" (a "/" is
+	// added when missing).
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
 	Prefix string `json:"prefix,omitempty"`

@@ -106,7 +106,8 @@ type Destination struct {
 	// Bucket is the bucket (s3, gcs), container (azure) or directory
 	// (file).
 	Bucket string
-	// Prefix is prepended to every key, usually ending in "/".
+	// Prefix is prepended to every key as a folder: a "/" is added when it
+	// does not end in one.
 	Prefix string
 	// Endpoint is the URL of an S3-compatible store, an emulator or an
 	// Azure blob service; empty for the cloud provider's own endpoint.
@@ -158,7 +159,8 @@ func Open(ctx context.Context, d Destination, creds map[string][]byte) (*blob.Bu
 		return nil, err
 	}
 	if d.Prefix != "" {
-		b = blob.PrefixedBucket(b, d.Prefix)
+		// A prefix is a folder: "prod/orders" and "prod/orders/" are the same.
+		b = blob.PrefixedBucket(b, strings.TrimSuffix(d.Prefix, "/")+"/")
 	}
 	return b, nil
 }
