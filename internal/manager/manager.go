@@ -26,6 +26,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -43,6 +44,7 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	cachecontroller "github.com/steward-dev/steward/internal/controller/cache"
 	"github.com/steward-dev/steward/internal/controller/database"
+	"github.com/steward-dev/steward/internal/controller/restore"
 	"github.com/steward-dev/steward/internal/controller/webapp"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
@@ -137,7 +139,9 @@ func managedKinds() []client.Object {
 		&corev1.ConfigMap{},
 		&corev1.Secret{},
 		&corev1.PersistentVolumeClaim{},
-		&corev1.Pod{}, // database roles, a Cache's status.nodes
+		&corev1.Pod{}, // database roles, a Cache's status.nodes, backup and restore results
+		&batchv1.Job{},
+		&batchv1.CronJob{},
 	}
 }
 
@@ -205,6 +209,15 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.DatabaseConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the Database controller: %w", err)
+	}
+	err = (&restore.Reconciler{
+		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetAPIReader(),
+		Recorder:      mgr.GetEventRecorder("steward"),
+		InstanceImage: opts.InstanceImage,
+	}).SetupWithManager(mgr, controller.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the Restore controller: %w", err)
 	}
 	err = (&cachecontroller.Reconciler{
 		Client:    mgr.GetClient(),
