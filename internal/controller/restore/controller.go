@@ -169,15 +169,15 @@ func (r *Reconciler) resolve(ctx context.Context, rs *v1alpha1.Restore) (jobs.Ru
 			return run, observed{waiting: &problem{ReasonWaitingForDatabase,
 				fmt.Sprintf("Waiting for Database %s, which does not exist", tgt.DatabaseRef.Name)}}, err
 		}
-		if err := CheckType(rs, db); err != nil {
-			return run, observed{refused: &problem{ReasonTargetMismatch, err.Error()}}, nil
+		if p := refusal(CheckType(rs, db)); p != nil {
+			return run, observed{refused: p}, nil
 		}
 		if p := notReady(rs, db); p != nil {
 			return run, observed{waiting: p}, nil
 		}
-		eng, err := engine.Get(string(db.Spec.Engine))
-		if err != nil {
-			return run, observed{refused: &problem{ReasonTargetMismatch, err.Error()}}, nil
+		eng, engErr := engine.Get(string(db.Spec.Engine))
+		if p := refusal(engErr); p != nil {
+			return run, observed{refused: p}, nil
 		}
 		run.Conn = jobs.Connection{
 			Type:              tgt.Type,
@@ -197,6 +197,15 @@ func (r *Reconciler) resolve(ctx context.Context, rs *v1alpha1.Restore) (jobs.Ru
 		run.Image = rs.Spec.Image
 	}
 	return run, observed{}, nil
+}
+
+// refusal turns a target the Restore can never write into a problem, and
+// nil into nil.
+func refusal(err error) *problem {
+	if err == nil {
+		return nil
+	}
+	return &problem{ReasonTargetMismatch, err.Error()}
 }
 
 // notReady says why a Database cannot take the restore yet. A Database

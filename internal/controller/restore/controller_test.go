@@ -104,9 +104,9 @@ func newBackup(ns, name, db string) *v1alpha1.Backup {
 	}
 }
 
-func newRestore(ns, name string, mutate func(*v1alpha1.Restore)) *v1alpha1.Restore {
+func newRestore(ns string, mutate func(*v1alpha1.Restore)) *v1alpha1.Restore {
 	r := &v1alpha1.Restore{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: restoreName, Namespace: ns},
 		Spec: v1alpha1.RestoreSpec{
 			Source: v1alpha1.RestoreSource{BackupRef: &corev1.LocalObjectReference{Name: "nightly"}},
 			Target: v1alpha1.RestoreTarget{Type: v1alpha1.SourcePostgreSQL, DatabaseRef: &corev1.LocalObjectReference{Name: "db"}},
@@ -118,12 +118,15 @@ func newRestore(ns, name string, mutate func(*v1alpha1.Restore)) *v1alpha1.Resto
 	return r
 }
 
+// restoreName names the Restore of each test.
+const restoreName = "r"
+
 // waitFor waits until the Restore's status satisfies ok.
-func waitFor(t *testing.T, ns, name, what string, ok func(*v1alpha1.Restore) bool) *v1alpha1.Restore {
+func waitFor(t *testing.T, ns, what string, ok func(*v1alpha1.Restore) bool) *v1alpha1.Restore {
 	t.Helper()
 	r := &v1alpha1.Restore{}
 	eventually(t, func() error {
-		if err := get(ns, name, r); err != nil {
+		if err := get(ns, restoreName, r); err != nil {
 			return err
 		}
 		if !ok(r) {
@@ -183,8 +186,8 @@ func job(t *testing.T, ns, restoreName string) *batchv1.Job {
 	return j
 }
 
-// expectEvent waits for an event with the reason about the named object.
-func expectEvent(t *testing.T, ns, name, reason string) {
+// expectEvent waits for an event with the reason about the test's Restore.
+func expectEvent(t *testing.T, ns, reason string) {
 	t.Helper()
 	eventually(t, func() error {
 		list := &eventsv1.EventList{}
@@ -192,11 +195,11 @@ func expectEvent(t *testing.T, ns, name, reason string) {
 			return err
 		}
 		for _, e := range list.Items {
-			if e.Regarding.Name == name && e.Reason == reason {
+			if e.Regarding.Name == restoreName && e.Reason == reason {
 				return nil
 			}
 		}
-		return fmt.Errorf("no %s event for %s among %d events", reason, name, len(list.Items))
+		return fmt.Errorf("no %s event for %s among %d events", reason, restoreName, len(list.Items))
 	})
 }
 
@@ -211,24 +214,24 @@ func envOf(c corev1.Container) map[string]corev1.EnvVar {
 func TestRestoreFromABackupIntoADatabase(t *testing.T) {
 	ns := namespace(t)
 	create(t, newDatabase(ns, "db"))
-	create(t, newRestore(ns, "r", nil))
+	create(t, newRestore(ns, nil))
 
-	r := waitFor(t, ns, "r", "WaitingForBackup", func(r *v1alpha1.Restore) bool {
+	r := waitFor(t, ns, "WaitingForBackup", func(r *v1alpha1.Restore) bool {
 		return r.Status.Phase == v1alpha1.RestorePending && readyReason(r) == restore.ReasonWaitingForBackup
 	})
 	if c := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.ConditionReady); !strings.Contains(c.Message, "nightly") {
 		t.Errorf("message does not name the Backup: %q", c.Message)
 	}
-	expectEvent(t, ns, "r", restore.ReasonWaitingForBackup)
+	expectEvent(t, ns, restore.ReasonWaitingForBackup)
 
 	create(t, newBackup(ns, "nightly", "db"))
 	// The message names the Database and its Ready reason.
-	waitFor(t, ns, "r", "WaitingForDatabase", func(r *v1alpha1.Restore) bool {
+	waitFor(t, ns, "WaitingForDatabase", func(r *v1alpha1.Restore) bool {
 		c := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.ConditionReady)
 		return r.Status.Phase == v1alpha1.RestorePending && c != nil && c.Reason == restore.ReasonWaitingForDatabase &&
 			strings.Contains(c.Message, "Database db") && strings.Contains(c.Message, v1alpha1.ReasonCreating)
 	})
-	expectEvent(t, ns, "r", restore.ReasonWaitingForDatabase)
+	expectEvent(t, ns, restore.ReasonWaitingForDatabase)
 	if err := get(ns, "r-restore", &batchv1.Job{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("a Job exists before the Database is Ready (%v)", err)
 	}
@@ -274,15 +277,15 @@ func TestRestoreFromABackupIntoADatabase(t *testing.T) {
 			t.Errorf("the password is in the Job's environment (%s)", e.Name)
 		}
 	}
-	waitFor(t, ns, "r", "Running", func(r *v1alpha1.Restore) bool {
+	waitFor(t, ns, "Running", func(r *v1alpha1.Restore) bool {
 		return r.Status.Phase == v1alpha1.RestoreRunning && r.Status.Job == "r-restore" && r.Status.StartTime != nil
 	})
-	expectEvent(t, ns, "r", restore.EventRestoreStarted)
+	expectEvent(t, ns, restore.EventRestoreStarted)
 
 	const key = "db/20260301T020000Z.dump"
 	finish(t, ns, j, dump.Result{Succeeded: true, Key: key, Size: 1234,
 		StartTime: time.Now().Add(-time.Minute), CompletionTime: time.Now()})
-	r = waitFor(t, ns, "r", "Succeeded", func(r *v1alpha1.Restore) bool { return r.Status.Phase == v1alpha1.RestoreSucceeded })
+	r = waitFor(t, ns, "Succeeded", func(r *v1alpha1.Restore) bool { return r.Status.Phase == v1alpha1.RestoreSucceeded })
 	if r.Status.Object != key || r.Status.CompletionTime == nil || r.Status.Message != "" {
 		t.Errorf("status = %+v, want object %s and a completion time", r.Status, key)
 	}
@@ -291,7 +294,7 @@ func TestRestoreFromABackupIntoADatabase(t *testing.T) {
 		meta.IsStatusConditionTrue(r.Status.Conditions, v1alpha1.ConditionDegraded) {
 		t.Errorf("conditions = %+v, want Ready only", r.Status.Conditions)
 	}
-	expectEvent(t, ns, "r", restore.EventRestoreSucceeded)
+	expectEvent(t, ns, restore.EventRestoreSucceeded)
 }
 
 func TestAFailedRestoreIsFinalAndSaysWhy(t *testing.T) {
@@ -300,7 +303,7 @@ func TestAFailedRestoreIsFinalAndSaysWhy(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "ext-login", Namespace: ns},
 		Data:       map[string][]byte{"username": []byte("shop"), "password": []byte("ext-password-never-shown")},
 	})
-	create(t, newRestore(ns, "r", func(r *v1alpha1.Restore) {
+	create(t, newRestore(ns, func(r *v1alpha1.Restore) {
 		r.Spec.Source = v1alpha1.RestoreSource{
 			Destination: &v1alpha1.BackupDestination{Type: v1alpha1.DestinationS3, Bucket: "old-dumps"},
 			Object:      "shop/20260101T000000Z.dump",
@@ -324,7 +327,7 @@ func TestAFailedRestoreIsFinalAndSaysWhy(t *testing.T) {
 	const why = "the target database is not empty; set spec.overwrite to replace its tables"
 	finish(t, ns, j, dump.Result{Succeeded: false, Key: "shop/20260101T000000Z.dump", Error: why,
 		StartTime: time.Now(), CompletionTime: time.Now()})
-	r := waitFor(t, ns, "r", "Failed", func(r *v1alpha1.Restore) bool { return r.Status.Phase == v1alpha1.RestoreFailed })
+	r := waitFor(t, ns, "Failed", func(r *v1alpha1.Restore) bool { return r.Status.Phase == v1alpha1.RestoreFailed })
 	if r.Status.Message != why || r.Status.CompletionTime == nil {
 		t.Errorf("status = %+v, want the run's error", r.Status)
 	}
@@ -332,7 +335,7 @@ func TestAFailedRestoreIsFinalAndSaysWhy(t *testing.T) {
 	if d == nil || d.Status != metav1.ConditionTrue || d.Reason != restore.ReasonRestoreFailed || d.Message != why {
 		t.Errorf("Degraded = %+v", d)
 	}
-	expectEvent(t, ns, "r", restore.EventRestoreFailed)
+	expectEvent(t, ns, restore.EventRestoreFailed)
 
 	// Final: nothing runs again and the status stays, whatever the pods say.
 	pods := &corev1.PodList{}
@@ -360,8 +363,8 @@ func TestATargetOfAnotherEngineIsRefused(t *testing.T) {
 	ns := namespace(t)
 	create(t, newDatabase(ns, "db"))
 	create(t, newBackup(ns, "nightly", "db"))
-	create(t, newRestore(ns, "r", func(r *v1alpha1.Restore) { r.Spec.Target.Type = v1alpha1.SourceMySQL }))
-	r := waitFor(t, ns, "r", "Failed", func(r *v1alpha1.Restore) bool { return r.Status.Phase == v1alpha1.RestoreFailed })
+	create(t, newRestore(ns, func(r *v1alpha1.Restore) { r.Spec.Target.Type = v1alpha1.SourceMySQL }))
+	r := waitFor(t, ns, "Failed", func(r *v1alpha1.Restore) bool { return r.Status.Phase == v1alpha1.RestoreFailed })
 	if readyReason(r) != restore.ReasonTargetMismatch || !strings.Contains(r.Status.Message, "postgres") ||
 		!strings.Contains(r.Status.Message, "mysql") {
 		t.Errorf("reason %s, message %q: want TargetMismatch naming both types", readyReason(r), r.Status.Message)
@@ -369,12 +372,12 @@ func TestATargetOfAnotherEngineIsRefused(t *testing.T) {
 	if err := get(ns, "r-restore", &batchv1.Job{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a Job was created for a mismatched target (%v)", err)
 	}
-	expectEvent(t, ns, "r", restore.EventRestoreFailed)
+	expectEvent(t, ns, restore.EventRestoreFailed)
 }
 
 func TestTheSpecCannotChange(t *testing.T) {
 	ns := namespace(t)
-	create(t, newRestore(ns, "r", nil))
+	create(t, newRestore(ns, nil))
 	r := &v1alpha1.Restore{}
 	if err := get(ns, "r", r); err != nil {
 		t.Fatal(err)
