@@ -382,8 +382,11 @@ func TestTheSpecCannotChange(t *testing.T) {
 	if err := get(ns, "r", r); err != nil {
 		t.Fatal(err)
 	}
+	orig := r.DeepCopy()
 	r.Spec.Overwrite = true
-	err := k8s.Update(context.Background(), r)
+	// A merge patch carries no resourceVersion: the controller's status
+	// writes cannot make it conflict.
+	err := k8s.Patch(context.Background(), r, client.MergeFrom(orig))
 	if err == nil || !strings.Contains(err.Error(), "cannot be changed") {
 		t.Errorf("got %v, want the spec refused as immutable", err)
 	}
