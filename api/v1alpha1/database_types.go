@@ -291,8 +291,8 @@ type DatabaseStatus struct {
 	// +optional
 	BootstrapRestore string `json:"bootstrapRestore,omitempty"`
 
-	// Conditions are Ready, Progressing, Degraded and UpgradeBlocked. Ready
-	// summarizes the others.
+	// Conditions are Ready, Progressing, Degraded and UpgradeBlocked, and
+	// Bootstrapped with spec.bootstrap. Ready summarizes the others.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

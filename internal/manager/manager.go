@@ -45,6 +45,7 @@ import (
 	"github.com/steward-dev/steward/internal/controller/backup"
 	cachecontroller "github.com/steward-dev/steward/internal/controller/cache"
 	"github.com/steward-dev/steward/internal/controller/database"
+	"github.com/steward-dev/steward/internal/controller/restore"
 	"github.com/steward-dev/steward/internal/controller/webapp"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
@@ -139,9 +140,9 @@ func managedKinds() []client.Object {
 		&corev1.ConfigMap{},
 		&corev1.Secret{},
 		&corev1.PersistentVolumeClaim{},
-		&corev1.Pod{}, // database roles, a Cache's status.nodes, backup results
-		&batchv1.CronJob{},
+		&corev1.Pod{}, // database roles, a Cache's status.nodes, backup and restore results
 		&batchv1.Job{},
+		&batchv1.CronJob{},
 	}
 }
 
@@ -218,6 +219,15 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.DatabaseConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the Backup controller: %w", err)
+	}
+	err = (&restore.Reconciler{
+		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetAPIReader(),
+		Recorder:      mgr.GetEventRecorder("steward"),
+		InstanceImage: opts.InstanceImage,
+	}).SetupWithManager(mgr, controller.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the Restore controller: %w", err)
 	}
 	err = (&cachecontroller.Reconciler{
 		Client:    mgr.GetClient(),

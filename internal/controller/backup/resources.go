@@ -64,7 +64,7 @@ func (r *Reconciler) resolveSource(ctx context.Context, b *v1alpha1.Backup) (sou
 	case err != nil:
 		return source{}, nil, fmt.Errorf("reading Database %s: %w", s.DatabaseRef.Name, err)
 	}
-	if want := database.BackupType(db.Spec.Engine); want != s.Type {
+	if want := database.SourceType(db); want != s.Type {
 		return source{}, &problem{reason: ReasonInvalidSource, message: fmt.Sprintf(
 			"source.type is %s but Database %s runs %s, which needs %s", s.Type, db.Name, db.Spec.Engine, want)}, nil
 	}

@@ -88,6 +88,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=steward.dev,resources=backups;restores,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one Database's children in line with its spec, then
@@ -195,6 +196,14 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 	if obs.storage != nil && obs.storage.problem != nil {
 		obs.problem = obs.storage.problem
 	}
+	if obs.bootstrap, p, err = r.reconcileBootstrap(ctx, db, applier, sts); p != nil || err != nil {
+		obs.problem = p
+		return obs, err
+	}
+	if obs.backup, p, err = r.reconcileBackup(ctx, db, applier); p != nil || err != nil {
+		obs.problem = p
+		return obs, err
+	}
 	return obs, nil
 }
 
@@ -295,7 +304,8 @@ func byDatabaseLabel(_ context.Context, obj client.Object) []reconcile.Request {
 }
 
 // SetupWithManager registers the reconciler, watching Databases, their
-// children, pods and volume claims, and the steward_databases{phase} metric.
+// children (the Backup and bootstrap Restore among them), pods and volume
+// claims, and the steward_databases{phase} metric.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
 	err := metrics.RegisterPhases("databases", "Database", phases, func(ctx context.Context) (map[string]int, error) {
@@ -320,6 +330,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Secret{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&v1alpha1.Backup{}).
+		Owns(&v1alpha1.Restore{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(byDatabaseLabel)).
 		Watches(&corev1.PersistentVolumeClaim{}, handler.EnqueueRequestsFromMapFunc(byDatabaseLabel)).
 		WithOptions(opts).

@@ -25,6 +25,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -33,10 +34,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/jobs"
 	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/engine"
 )
@@ -751,4 +755,177 @@ func expectEvent(t *testing.T, ns, name, reason string) {
 		}
 		return fmt.Errorf("no %s event for %s among %d events", reason, name, len(list.Items))
 	})
+}
+
+func withBackup(db *v1alpha1.Database) {
+	db.Spec.Backup = &v1alpha1.DatabaseBackup{
+		Enabled:     true,
+		Destination: v1alpha1.BackupDestination{Type: v1alpha1.DestinationS3, Bucket: "dumps", Prefix: db.Name + "/"},
+	}
+}
+
+func withBootstrap(db *v1alpha1.Database) {
+	db.Spec.Bootstrap = &v1alpha1.DatabaseBootstrap{FromBackup: v1alpha1.RestoreSource{
+		BackupRef: &corev1.LocalObjectReference{Name: "old"},
+	}}
+}
+
+// oldBackup is the Backup of the Database being replaced, which a
+// bootstrap restore reads.
+func oldBackup(ns string) *v1alpha1.Backup {
+	return &v1alpha1.Backup{
+		ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: ns},
+		Spec: v1alpha1.BackupSpec{
+			Source:      v1alpha1.BackupSource{Type: v1alpha1.SourcePostgreSQL, DatabaseRef: &corev1.LocalObjectReference{Name: "old"}},
+			Destination: v1alpha1.BackupDestination{Type: v1alpha1.DestinationS3, Bucket: "dumps", Prefix: "old/"},
+			Schedule:    "@daily",
+		},
+	}
+}
+
+func TestBackupIsCreatedOnceReadyAndRemovedWhenDisabled(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "db", withBackup))
+	waitFor(t, ns, "db", "Creating", func(db *v1alpha1.Database) bool { return db.Status.Phase == v1alpha1.DatabaseCreating })
+	if err := get(t, ns, "db-backup", &v1alpha1.Backup{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the Backup exists before the Database is Ready (%v)", err)
+	}
+
+	markRolledOut(t, ns, "db", 1)
+	waitFor(t, ns, "db", "Ready", isReady)
+	b := &v1alpha1.Backup{}
+	eventually(t, func() error { return get(t, ns, "db-backup", b) })
+	if owner := metav1.GetControllerOf(b); owner == nil || owner.Kind != "Database" || owner.Name != "db" {
+		t.Errorf("Backup controller = %+v, want the Database", owner)
+	}
+	src := b.Spec.Source
+	if src.Type != v1alpha1.SourcePostgreSQL || src.DatabaseRef == nil || src.DatabaseRef.Name != "db" || src.Connection != nil {
+		t.Errorf("source = %+v, want postgresql from Database db", src)
+	}
+	if d := b.Spec.Destination; d.Type != v1alpha1.DestinationS3 || d.Bucket != "dumps" || d.Prefix != "db/" {
+		t.Errorf("destination = %+v", d)
+	}
+	if b.Spec.Schedule != "0 2 * * *" || b.Labels["app.kubernetes.io/managed-by"] != "steward" {
+		t.Errorf("schedule %q (want the default), labels %v", b.Spec.Schedule, b.Labels)
+	}
+
+	// The Backup controller reports a run; the Database shows it.
+	b.Status.LastBackup = &v1alpha1.BackupRun{Job: "db-backup-1", Succeeded: true, Object: "db/20260301T020000Z.dump", Size: 42}
+	if err := k8s.Status().Update(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ns, "db", "status.lastBackup", func(db *v1alpha1.Database) bool {
+		return db.Status.LastBackup != nil && db.Status.LastBackup.Object == "db/20260301T020000Z.dump" && db.Status.LastBackup.Size == 42
+	})
+
+	// enabled: false, as kubectl would send it (a Go client omits false).
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"backup":{"enabled":false}}}`))
+	if err := k8s.Patch(context.Background(), newDatabase(ns, "db"), patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error {
+		if err := get(t, ns, "db-backup", &v1alpha1.Backup{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the Backup still exists after backups were disabled (%w)", err)
+		}
+		return nil
+	})
+}
+
+// finishRestore ends the bootstrap Restore's run with res, as its pod
+// would: envtest runs no Job controller and no kubelet.
+func finishRestore(t *testing.T, ns, restore string, res dump.Result) {
+	t.Helper()
+	job := &batchv1.Job{}
+	eventually(t, func() error { return get(t, ns, restore+"-restore", job) })
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x1", Namespace: ns, Labels: job.Spec.Template.Labels},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: jobs.Container, Image: job.Spec.Template.Spec.Containers[0].Image}}},
+	}
+	create(t, pod)
+	pod.Status = corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: jobs.Container, Image: pod.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: string(res.Marshal())}},
+	}}}
+	if err := k8s.Status().Update(context.Background(), pod); err != nil {
+		t.Fatalf("ending pod %s: %v", pod.Name, err)
+	}
+}
+
+func TestBootstrapFromBackupRestoresBeforeReady(t *testing.T) {
+	ns := namespace(t)
+	create(t, oldBackup(ns))
+	create(t, newDatabase(ns, "db", withBootstrap, withBackup))
+	db := waitFor(t, ns, "db", "waiting for an instance", func(db *v1alpha1.Database) bool {
+		c := condition(db, database.ConditionBootstrapped)
+		return c != nil && c.Reason == database.ReasonWaitingForInstance
+	})
+	if db.Status.BootstrapRestore != "" {
+		t.Errorf("bootstrapRestore = %q before any instance is ready", db.Status.BootstrapRestore)
+	}
+	if err := get(t, ns, "db-bootstrap", &v1alpha1.Restore{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the Restore exists before an instance is ready (%v)", err)
+	}
+
+	markRolledOut(t, ns, "db", 1)
+	db = waitFor(t, ns, "db", "Restoring", func(db *v1alpha1.Database) bool {
+		c := condition(db, v1alpha1.ConditionProgressing)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == database.ReasonRestoring
+	})
+	if db.Status.Phase != v1alpha1.DatabaseCreating || isReady(db) || db.Status.BootstrapRestore != "db-bootstrap" ||
+		!strings.Contains(condition(db, v1alpha1.ConditionProgressing).Message, "db-bootstrap") {
+		t.Errorf("status = %+v, want Creating, not Ready, naming the Restore", db.Status)
+	}
+	rs := &v1alpha1.Restore{}
+	if err := get(t, ns, "db-bootstrap", rs); err != nil {
+		t.Fatal(err)
+	}
+	if owner := metav1.GetControllerOf(rs); owner == nil || owner.Kind != "Database" || owner.Name != "db" {
+		t.Errorf("Restore controller = %+v, want the Database", owner)
+	}
+	if s := rs.Spec; s.Source.BackupRef == nil || s.Source.BackupRef.Name != "old" || s.Overwrite ||
+		s.Target.Type != v1alpha1.SourcePostgreSQL || s.Target.DatabaseRef == nil || s.Target.DatabaseRef.Name != "db" {
+		t.Errorf("Restore spec = %+v", s)
+	}
+
+	// The Restore runs although the Database is not Ready: it is the
+	// Database's own bootstrap restore.
+	finishRestore(t, ns, "db-bootstrap", dump.Result{Succeeded: true, Key: "old/20260301T020000Z.dump"})
+	if err := get(t, ns, "db-backup", &v1alpha1.Backup{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Backup exists before the bootstrap restore succeeded (%v)", err)
+	}
+	db = waitFor(t, ns, "db", "Ready", isReady)
+	if c := condition(db, database.ConditionBootstrapped); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "old/20260301T020000Z.dump") {
+		t.Errorf("Bootstrapped = %+v", c)
+	}
+	eventually(t, func() error { return get(t, ns, "db-backup", &v1alpha1.Backup{}) })
+
+	// Done once: deleting the finished Restore does not start another.
+	if err := k8s.Delete(context.Background(), rs); err != nil {
+		t.Fatal(err)
+	}
+	update(t, ns, "db", func(db *v1alpha1.Database) { db.Labels = map[string]string{"touched": "1"} })
+	waitFor(t, ns, "db", "Ready after the Restore is gone", func(db *v1alpha1.Database) bool {
+		return isReady(db) && db.Labels["touched"] == "1"
+	})
+	if err := get(t, ns, "db-bootstrap", &v1alpha1.Restore{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the bootstrap Restore was created again (%v)", err)
+	}
+}
+
+func TestAFailedBootstrapRestoreDegradesTheDatabase(t *testing.T) {
+	ns := namespace(t)
+	create(t, oldBackup(ns))
+	create(t, newDatabase(ns, "db", withBootstrap))
+	markRolledOut(t, ns, "db", 1)
+	const why = "checksum mismatch: the dump is damaged"
+	finishRestore(t, ns, "db-bootstrap", dump.Result{Succeeded: false, Key: "old/1.dump", Error: why})
+	db := waitFor(t, ns, "db", "BootstrapFailed", func(db *v1alpha1.Database) bool {
+		c := condition(db, v1alpha1.ConditionDegraded)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == database.ReasonBootstrapFailed
+	})
+	if db.Status.Phase != v1alpha1.DatabaseDegraded || isReady(db) || !strings.Contains(condition(db, v1alpha1.ConditionDegraded).Message, why) {
+		t.Errorf("status = %+v, want Degraded with the Restore's message", db.Status)
+	}
+	expectEvent(t, ns, "db", database.ReasonBootstrapFailed)
 }

@@ -498,14 +498,3 @@ func PodDisruptionBudget(db *v1alpha1.Database) *policyv1ac.PodDisruptionBudgetA
 			WithMaxUnavailable(intstr.FromInt32(1)).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(db))))
 }
-
-// Port is the engine's TCP port.
-func Port(db *v1alpha1.Database) int32 { return planFor(db.Spec.Engine).port }
-
-// BackupType is the kind of dump that backs up a Database of engine e.
-func BackupType(e v1alpha1.DatabaseEngine) v1alpha1.BackupSourceType {
-	if e == v1alpha1.EnginePostgres {
-		return v1alpha1.SourcePostgreSQL
-	}
-	return v1alpha1.SourceMySQL
-}

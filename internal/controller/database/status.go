@@ -24,6 +24,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/conditions"
@@ -36,6 +37,9 @@ const (
 	// ConditionUpgradeBlocked is True while the spec asks for a version
 	// change Steward will not make in place.
 	ConditionUpgradeBlocked = "UpgradeBlocked"
+	// ConditionBootstrapped is True once the Restore of
+	// spec.bootstrap.fromBackup succeeded; only set with spec.bootstrap.
+	ConditionBootstrapped = "Bootstrapped"
 
 	// ReasonUpgradeBlocked: a major version change was asked for.
 	ReasonUpgradeBlocked = "UpgradeBlocked"
@@ -60,6 +64,17 @@ const (
 	// ReasonExpansionNotSupported: the volumes' storage class does not
 	// allow expansion.
 	ReasonExpansionNotSupported = "ExpansionNotSupported"
+	// ReasonWaitingForInstance: the bootstrap restore waits for an instance
+	// to be ready.
+	ReasonWaitingForInstance = "WaitingForInstance"
+	// ReasonRestoring: the bootstrap Restore runs; the Database is Ready
+	// after it.
+	ReasonRestoring = "Restoring"
+	// ReasonBootstrapFailed: the bootstrap Restore failed. It is not
+	// retried: delete the Database and create it again, or fix the backup.
+	ReasonBootstrapFailed = "BootstrapFailed"
+	// ReasonRestored: the bootstrap Restore succeeded.
+	ReasonRestored = "Restored"
 )
 
 // observed is what a reconcile saw of a Database's children.
@@ -72,6 +87,16 @@ type observed struct {
 	blocked *problem
 	// problem is something the user must fix, or a failing request.
 	problem *problem
+	// bootstrap is the bootstrap restore, nil when none is pending.
+	bootstrap *bootstrapState
+	// backup is the Backup that spec.backup asks for, nil when none exists.
+	backup *v1alpha1.Backup
+}
+
+// bootstrapState is the restore of spec.bootstrap.fromBackup.
+type bootstrapState struct {
+	// restore is nil until an instance is ready and the Restore is created.
+	restore *v1alpha1.Restore
 }
 
 // problem is a condition reason and message.
@@ -145,6 +170,10 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 		}
 	}
 
+	if b := obs.backup; b != nil && b.Status.LastBackup != nil {
+		st.LastBackup = b.Status.LastBackup.DeepCopy()
+	}
+
 	if b := obs.blocked; b != nil {
 		st.ObservedGeneration = gen
 		st.Phase = v1alpha1.DatabaseBlocked
@@ -174,6 +203,10 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 			conditions.False(v1alpha1.ReasonCreating, "Waiting for the StatefulSet to be created"),
 			conditions.True(v1alpha1.ReasonCreating, "Creating the StatefulSet"),
 			conditions.False(v1alpha1.ReasonHealthy, ""))
+		return st
+	}
+
+	if done := bootstrapStatus(&st, gen, obs.bootstrap); !done {
 		return st
 	}
 
@@ -222,9 +255,56 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 	return st
 }
 
-// everReady reports whether the Database has been Ready once.
+// bootstrapStatus sets the Bootstrapped condition, and the phase and
+// conditions of a Database that waits for its bootstrap restore. It reports
+// whether the rest of the status can be computed as usual: no restore is
+// pending, or the StatefulSet is still starting its first instance.
+func bootstrapStatus(st *v1alpha1.DatabaseStatus, gen int64, b *bootstrapState) bool {
+	if b == nil {
+		return true
+	}
+	rs := b.restore
+	if rs == nil {
+		conditions.SetOne(&st.Conditions, gen, ConditionBootstrapped,
+			conditions.False(ReasonWaitingForInstance, "Waiting for an instance to be ready to restore spec.bootstrap.fromBackup into"))
+		return true
+	}
+	st.BootstrapRestore = rs.Name
+	switch rs.Status.Phase {
+	case v1alpha1.RestoreSucceeded:
+		conditions.SetOne(&st.Conditions, gen, ConditionBootstrapped,
+			conditions.True(ReasonRestored, fmt.Sprintf("Restore %s restored %s", rs.Name, rs.Status.Object)))
+		return true
+	case v1alpha1.RestoreFailed:
+		msg := fmt.Sprintf("Restore %s of spec.bootstrap.fromBackup failed: %s", rs.Name, rs.Status.Message)
+		st.Phase = v1alpha1.DatabaseDegraded
+		conditions.SetOne(&st.Conditions, gen, ConditionBootstrapped, conditions.False(ReasonBootstrapFailed, msg))
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(ReasonBootstrapFailed, msg),
+			conditions.False(ReasonBootstrapFailed, msg),
+			conditions.True(ReasonBootstrapFailed, msg))
+		return false
+	}
+	phase := rs.Status.Phase
+	if phase == "" {
+		phase = v1alpha1.RestorePending
+	}
+	msg := fmt.Sprintf("Restoring spec.bootstrap.fromBackup with Restore %s (%s); the Database is Ready after it", rs.Name, phase)
+	st.Phase = v1alpha1.DatabaseCreating
+	conditions.SetOne(&st.Conditions, gen, ConditionBootstrapped, conditions.False(ReasonRestoring, msg))
+	conditions.Set(&st.Conditions, gen,
+		conditions.False(v1alpha1.ReasonCreating, msg),
+		conditions.True(ReasonRestoring, msg),
+		conditions.False(v1alpha1.ReasonHealthy, ""))
+	return false
+}
+
+// everReady reports whether the Database has been Ready once. A Database
+// whose bootstrap restore failed never was.
 func everReady(db *v1alpha1.Database) bool {
-	return conditions.EverTrue(db.Status.Conditions, v1alpha1.ConditionReady, v1alpha1.ReasonCreating)
+	c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionReady)
+	return conditions.EverTrue(db.Status.Conditions, v1alpha1.ConditionReady, v1alpha1.ReasonCreating) &&
+		(c.Status == metav1.ConditionTrue || c.Reason != ReasonBootstrapFailed)
 }
 
 // Event reasons. Events are emitted on state transitions only.

@@ -1,0 +1,191 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package restore
+
+import (
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/conditions"
+)
+
+// Condition reasons of Restores, beside the shared ones.
+const (
+	// ReasonWaitingForBackup: the Backup in spec.source.backupRef does not
+	// exist yet.
+	ReasonWaitingForBackup = "WaitingForBackup"
+	// ReasonWaitingForDatabase: the Database in spec.target.databaseRef does
+	// not exist yet or is not Ready.
+	ReasonWaitingForDatabase = "WaitingForDatabase"
+	// ReasonTargetMismatch: spec.target.type is not the Database's engine.
+	ReasonTargetMismatch = "TargetMismatch"
+	// ReasonRunning: the restore Job runs.
+	ReasonRunning = "Running"
+	// ReasonRestored: the dump was verified and restored.
+	ReasonRestored = "Restored"
+	// ReasonRestoreFailed: the restore failed; it is not retried.
+	ReasonRestoreFailed = "RestoreFailed"
+)
+
+// observed is what a reconcile saw of a Restore's source, target and Job.
+type observed struct {
+	// waiting is set while the source or target does not resolve yet.
+	waiting *problem
+	// refused is set when the spec can never succeed.
+	refused *problem
+	// job is the restore Job, nil before it exists.
+	job *batchv1.Job
+	// result is the run's result, once its pod reported one.
+	result *dump.Result
+	// podEnded is set when the pod ended without a readable result.
+	podEnded error
+}
+
+// problem is a condition reason and message.
+type problem struct {
+	reason, message string
+}
+
+// computeStatus derives a Restore's status from its previous status and
+// what was observed. It is pure.
+func computeStatus(r *v1alpha1.Restore, obs observed) v1alpha1.RestoreStatus {
+	st := *r.Status.DeepCopy()
+	gen := r.Generation
+	st.ObservedGeneration = gen
+	if final(r) {
+		return st
+	}
+	failed := func(reason, msg string, at *metav1.Time) v1alpha1.RestoreStatus {
+		st.Phase = v1alpha1.RestoreFailed
+		st.Message = msg
+		if st.CompletionTime == nil {
+			st.CompletionTime = at
+		}
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(reason, msg),
+			conditions.False(reason, msg),
+			conditions.True(reason, msg))
+		return st
+	}
+	if p := obs.refused; p != nil {
+		return failed(p.reason, p.message, nil)
+	}
+	if p := obs.waiting; p != nil {
+		st.Phase = v1alpha1.RestorePending
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(p.reason, p.message),
+			conditions.True(p.reason, p.message),
+			conditions.False(v1alpha1.ReasonHealthy, ""))
+		return st
+	}
+	job := obs.job
+	if job == nil {
+		return st
+	}
+	st.Job = job.Name
+	if st.StartTime == nil {
+		start := job.CreationTimestamp
+		if job.Status.StartTime != nil {
+			start = *job.Status.StartTime
+		}
+		st.StartTime = &start
+	}
+	if res := obs.result; res != nil {
+		st.Object = res.Key
+		var end *metav1.Time
+		if !res.CompletionTime.IsZero() {
+			end = &metav1.Time{Time: res.CompletionTime}
+		}
+		if !res.Succeeded {
+			return failed(ReasonRestoreFailed, res.Error, end)
+		}
+		st.Phase = v1alpha1.RestoreSucceeded
+		st.CompletionTime = end
+		st.Message = ""
+		msg := fmt.Sprintf("Restored %s", res.Key)
+		conditions.Set(&st.Conditions, gen,
+			conditions.True(ReasonRestored, msg),
+			conditions.False(ReasonRestored, ""),
+			conditions.False(v1alpha1.ReasonHealthy, ""))
+		return st
+	}
+	if obs.podEnded != nil {
+		return failed(ReasonRestoreFailed, obs.podEnded.Error(), nil)
+	}
+	if c := jobFailed(job); c != nil {
+		msg := fmt.Sprintf("Job %s failed: %s", job.Name, c.Message)
+		return failed(ReasonRestoreFailed, msg, &c.LastTransitionTime)
+	}
+	st.Phase = v1alpha1.RestoreRunning
+	msg := fmt.Sprintf("Job %s restores %s", job.Name, Key(r))
+	conditions.Set(&st.Conditions, gen,
+		conditions.False(ReasonRunning, msg),
+		conditions.True(ReasonRunning, msg),
+		conditions.False(v1alpha1.ReasonHealthy, ""))
+	return st
+}
+
+// final reports whether the Restore ended: it is never run again.
+func final(r *v1alpha1.Restore) bool {
+	return r.Status.Phase == v1alpha1.RestoreSucceeded || r.Status.Phase == v1alpha1.RestoreFailed
+}
+
+// jobFailed is the Job's Failed condition when it holds.
+func jobFailed(job *batchv1.Job) *batchv1.JobCondition {
+	for i, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			return &job.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// Event reasons. Events are emitted on state transitions only.
+const (
+	// EventRestoreStarted: the restore Job was created.
+	EventRestoreStarted = "RestoreStarted"
+	// EventRestoreSucceeded: the dump was restored.
+	EventRestoreSucceeded = "RestoreSucceeded"
+	// EventRestoreFailed: the restore failed.
+	EventRestoreFailed = "RestoreFailed"
+)
+
+// announce emits an event for the transition from the Restore's current
+// status to next.
+func (rc *Reconciler) announce(r *v1alpha1.Restore, next *v1alpha1.RestoreStatus) {
+	prev := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.ConditionReady)
+	ready := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionReady)
+	if ready == nil || (r.Status.Phase == next.Phase && prev != nil && prev.Reason == ready.Reason) {
+		return
+	}
+	switch next.Phase {
+	case v1alpha1.RestorePending:
+		rc.Recorder.Eventf(r, nil, corev1.EventTypeNormal, ready.Reason, "Restore", "%s", ready.Message)
+	case v1alpha1.RestoreRunning:
+		rc.Recorder.Eventf(r, nil, corev1.EventTypeNormal, EventRestoreStarted, "Restore", "%s", ready.Message)
+	case v1alpha1.RestoreSucceeded:
+		rc.Recorder.Eventf(r, nil, corev1.EventTypeNormal, EventRestoreSucceeded, "Restore", "%s", ready.Message)
+	case v1alpha1.RestoreFailed:
+		rc.Recorder.Eventf(r, nil, corev1.EventTypeWarning, EventRestoreFailed, "Restore", "%s", next.Message)
+	}
+}

@@ -1,0 +1,193 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package restore_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apitest"
+	"github.com/steward-dev/steward/internal/manager"
+)
+
+const timeout = 20 * time.Second
+
+var (
+	// k8s is the tests' own client.
+	k8s client.Client
+	// logs holds everything the operator logged, at every level.
+	logs = &syncBuffer{}
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	env, err := apitest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the API server:", err)
+		}
+	}()
+
+	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true), zap.Level(zapcore.Level(-10))))
+	k8s, err = client.New(env.Config, client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	opts := manager.DefaultOptions()
+	opts.MetricsAddr, opts.ProbeAddr, opts.LeaderElection = "0", "0", false
+	opts.InstanceImage = "steward:test"
+	opts.SkipControllerNameValidation = true
+	mgr, err := manager.New(env.Config, opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+
+	code := m.Run()
+	cancel()
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+		code = 1
+	}
+	if err := secretsNeverShown(); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
+		code = 1
+	}
+	return code
+}
+
+// secretsNeverShown looks for every password in the API server in the
+// operator's logs, in events and in the Restores' status.
+func secretsNeverShown() error {
+	ctx := context.Background()
+	secrets := &corev1.SecretList{}
+	if err := k8s.List(ctx, secrets); err != nil {
+		return err
+	}
+	var passwords []string
+	for _, s := range secrets.Items {
+		for k, v := range s.Data {
+			if strings.Contains(k, "password") && len(v) >= 8 {
+				passwords = append(passwords, string(v))
+			}
+		}
+	}
+	if len(passwords) == 0 {
+		return fmt.Errorf("no passwords found to look for: the check would prove nothing")
+	}
+	evs := &eventsv1.EventList{}
+	if err := k8s.List(ctx, evs); err != nil {
+		return err
+	}
+	restores := &v1alpha1.RestoreList{}
+	if err := k8s.List(ctx, restores); err != nil {
+		return err
+	}
+	var shown strings.Builder
+	shown.WriteString(logs.String())
+	for _, e := range evs.Items {
+		shown.WriteString(e.Note)
+	}
+	for _, r := range restores.Items {
+		fmt.Fprintf(&shown, "%+v", r.Status)
+	}
+	text := shown.String()
+	if !strings.Contains(text, "Restore started") {
+		return fmt.Errorf("the operator never logged a restore: the check would prove nothing")
+	}
+	for _, p := range passwords {
+		if strings.Contains(text, p) {
+			return fmt.Errorf("a password appears in the operator's logs, events or status")
+		}
+	}
+	return nil
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// eventually polls check until it returns nil or the timeout passes.
+func eventually(t *testing.T, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// namespace creates a namespace for one test.
+func namespace(t *testing.T) string {
+	t.Helper()
+	name := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
+	name = strings.ReplaceAll(name, "_", "-")
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	return name
+}
