@@ -174,7 +174,7 @@ type DatabaseBackup struct {
 	// (the stored dumps stay).
 	// +optional
 	// +kubebuilder:default=true
-	Enabled bool `json:"enabled,omitempty"`
+	Enabled *bool `json:"enabled,omitempty"`
 
 	// Schedule is when to run, in cron format or a macro such as @daily.
 	// +optional

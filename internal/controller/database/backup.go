@@ -68,7 +68,7 @@ func controllerRef(db *v1alpha1.Database) metav1.OwnerReference {
 // none.
 func Backup(db *v1alpha1.Database) *v1alpha1.Backup {
 	b := db.Spec.Backup
-	if b == nil || !b.Enabled {
+	if b == nil || (b.Enabled != nil && !*b.Enabled) {
 		return nil
 	}
 	return &v1alpha1.Backup{

@@ -759,7 +759,7 @@ func expectEvent(t *testing.T, ns, name, reason string) {
 
 func withBackup(db *v1alpha1.Database) {
 	db.Spec.Backup = &v1alpha1.DatabaseBackup{
-		Enabled:     true,
+		Enabled:     new(true),
 		Destination: v1alpha1.BackupDestination{Type: v1alpha1.DestinationS3, Bucket: "dumps", Prefix: db.Name + "/"},
 	}
 }
