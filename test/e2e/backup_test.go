@@ -152,3 +152,114 @@ func TestBackupOnTheCluster(t *testing.T) {
 		return nil
 	})
 }
+
+const databaseWithBackups = `
+apiVersion: steward.dev/v1alpha1
+kind: Database
+metadata:
+  name: orders
+  namespace: e2e-dbbackup
+spec:
+  engine: postgres
+  version: "16"
+  storage: {size: 1Gi}
+  backup:
+    schedule: "@daily"
+    retention: {keepDaily: 7, keepMonthly: 12}
+    destination:
+      type: s3
+      bucket: backups
+      prefix: orders
+      endpoint: http://s3.e2e-dbbackup.svc:9000
+      credentialsSecretRef: {name: store-keys}
+`
+
+const databaseFromBackup = `
+apiVersion: steward.dev/v1alpha1
+kind: Database
+metadata:
+  name: orders-copy
+  namespace: e2e-dbbackup
+spec:
+  engine: postgres
+  version: "16"
+  storage: {size: 1Gi}
+  bootstrap:
+    fromBackup:
+      backupRef: {name: orders-backup}
+      object: latest
+`
+
+// TestDatabaseBackupsAndBootstrap: a Database with spec.backup owns a
+// Backup whose results reach the Database's status, and a Database with
+// spec.bootstrap.fromBackup is Ready only after its Restore ran.
+func TestDatabaseBackupsAndBootstrap(t *testing.T) {
+	kubectl(t, "", "create", "namespace", "e2e-dbbackup")
+	ns := "--namespace=e2e-dbbackup"
+	kubectl(t, databaseWithBackups, "apply", "-f", "-")
+	kubectl(t, "", ns, "wait", "--for=condition=Ready", "database/orders", "--timeout=90s")
+	eventually(t, 60*time.Second, func() error {
+		owner := kubectlOrEmpty(ns, "get", "backup", "orders-backup", "-o", "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}")
+		if owner != "Database/orders" {
+			return fmt.Errorf("Backup orders-backup owner: %q", owner)
+		}
+		return nil
+	})
+	kubectl(t, "", ns, "wait", "--for=condition=Ready", "backup/orders-backup", "--timeout=60s")
+	if got := kubectl(t, "", ns, "get", "cronjob", "orders-backup", "-o", "jsonpath={.spec.jobTemplate.spec.template.spec.containers[0].image}"); got != "postgres:16" {
+		t.Errorf("the backup runs in %q, want the Database's own image postgres:16", got)
+	}
+
+	kubectl(t, "", ns, "annotate", "backup", "orders-backup", "steward.dev/backup-now=1")
+	var job string
+	eventually(t, 30*time.Second, func() error {
+		job = strings.TrimSpace(kubectl(t, "", ns, "get", "jobs", "-l", "steward.dev/backup=orders-backup", "-o", "jsonpath={.items[0].metadata.name}"))
+		if job == "" {
+			return fmt.Errorf("no Job yet")
+		}
+		return nil
+	})
+	key := "orders/2026/11/22/20261122T120000.000Z-app.pgdump"
+	finishPod(t, "e2e-dbbackup", jobPod(t, "e2e-dbbackup", job), dump.Result{Succeeded: true, Key: key, Size: 2048,
+		SHA256: strings.Repeat("1a", 32), StartTime: time.Now().Add(-5 * time.Second).UTC(), CompletionTime: time.Now().UTC(), DurationSeconds: 5})
+	eventually(t, 60*time.Second, func() error {
+		if got := kubectl(t, "", ns, "get", "database", "orders", "-o", "jsonpath={.status.lastBackup.object}"); got != key {
+			return fmt.Errorf("Database lastBackup: %q", got)
+		}
+		return nil
+	})
+
+	// A new Database from that backup: its Restore runs once an instance
+	// is up, and the Database is Ready only after the Restore succeeded.
+	kubectl(t, databaseFromBackup, "apply", "-f", "-")
+	var restoreJob string
+	eventually(t, 90*time.Second, func() error {
+		restoreJob = strings.TrimSpace(kubectlOrEmpty(ns, "get", "jobs", "-l", "steward.dev/restore=orders-copy-bootstrap", "-o", "jsonpath={.items[0].metadata.name}"))
+		if restoreJob == "" {
+			return fmt.Errorf("no restore Job yet")
+		}
+		return nil
+	})
+	if ready := kubectl(t, "", ns, "get", "database", "orders-copy", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`); ready == "True" {
+		t.Error("the Database is Ready before its bootstrap restore ran")
+	}
+	env := kubectl(t, "", ns, "get", "job", restoreJob, "-o", `jsonpath={range .spec.template.spec.containers[0].env[*]}{.name}={.value};{end}`)
+	for _, want := range []string{"STEWARD_DESTINATION_BUCKET=backups;", "STEWARD_DESTINATION_PREFIX=orders;", "STEWARD_RESTORE_KEY=latest;", "STEWARD_DB_HOST=orders-copy.e2e-dbbackup.svc;"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("restore Job env lacks %s: %s", want, env)
+		}
+	}
+	finishPod(t, "e2e-dbbackup", jobPod(t, "e2e-dbbackup", restoreJob), dump.Result{Succeeded: true, Key: key, Size: 2048,
+		SHA256: strings.Repeat("1a", 32), StartTime: time.Now().UTC(), CompletionTime: time.Now().UTC()})
+	kubectl(t, "", ns, "wait", "--for=jsonpath={.status.phase}=Succeeded", "restore/orders-copy-bootstrap", "--timeout=60s")
+	kubectl(t, "", ns, "wait", "--for=condition=Ready", "database/orders-copy", "--timeout=60s")
+}
+
+// kubectlOrEmpty runs kubectl and returns "" when it fails (not found yet).
+func kubectlOrEmpty(args ...string) string {
+	out, err := kubectlMayFail(args...)
+	if err != nil {
+		return ""
+	}
+	return out
+}
