@@ -34,6 +34,8 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/dump"
 	"github.com/steward-dev/steward/internal/backup/jobs"
+	"github.com/steward-dev/steward/internal/backup/store"
+	"github.com/steward-dev/steward/internal/backup/storetest"
 	"github.com/steward-dev/steward/internal/controller/backup"
 )
 
@@ -426,3 +428,57 @@ func TestDeletingKeepsTheDumpsByDefault(t *testing.T) {
 }
 
 func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+// TestDeletePolicyRemovesOnlyThisBackupsDumps deletes a Backup with
+// deletionPolicy Delete: the operator removes the dumps and manifests of the
+// Backup's database from a real (emulated) S3 store, and leaves another
+// database's dumps under the same prefix alone.
+func TestDeletePolicyRemovesOnlyThisBackupsDumps(t *testing.T) {
+	ns := namespace(t)
+	d, creds := storetest.S3(t)
+	d.Prefix = "team"
+	ctx := context.Background()
+	bucket, err := store.Open(ctx, d, creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bucket.Close() }()
+	ours := []string{dump.ObjectKey(time.Now().Add(-48*time.Hour), "shop", "pgdump"), dump.ObjectKey(time.Now().Add(-24*time.Hour), "shop", "pgdump")}
+	theirs := dump.ObjectKey(time.Now().Add(-24*time.Hour), "billing", "pgdump")
+	for _, key := range append([]string{theirs}, ours...) {
+		for _, k := range []string{key, key + dump.ManifestSuffix} {
+			if err := bucket.WriteAll(ctx, k, []byte("{}"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3-keys", Namespace: ns}, Data: creds})
+	create(t, newBackup(ns, "gone", func(b *v1alpha1.Backup) {
+		b.Spec.Destination.Endpoint, b.Spec.Destination.Region, b.Spec.Destination.Bucket = d.Endpoint, d.Region, d.Bucket
+		b.Spec.Destination.Prefix = d.Prefix
+		b.Spec.DeletionPolicy = v1alpha1.DeletionDelete
+	}))
+	waitFor(t, ns, "gone", "finalizer", func(b *v1alpha1.Backup) bool { return len(b.Finalizers) == 1 })
+	b := &v1alpha1.Backup{}
+	_ = get(ns, "gone", b)
+	if err := k8s.Delete(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error {
+		if err := get(ns, "gone", &v1alpha1.Backup{}); err == nil {
+			return fmt.Errorf("the Backup still exists")
+		}
+		return nil
+	})
+	for _, key := range ours {
+		for _, k := range []string{key, key + dump.ManifestSuffix} {
+			if ok, _ := bucket.Exists(ctx, k); ok {
+				t.Errorf("%s was not deleted", k)
+			}
+		}
+	}
+	if ok, _ := bucket.Exists(ctx, theirs); !ok {
+		t.Error("another database's dump was deleted")
+	}
+	expectEvent(t, ns, "gone", backup.EventDumpsDeleted, "Deleted 2 stored dumps")
+}
