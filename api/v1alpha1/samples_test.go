@@ -17,7 +17,10 @@ limitations under the License.
 package v1alpha1_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,7 +31,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-var samplesDir = filepath.Join("..", "..", "config", "samples")
+var (
+	samplesDir  = filepath.Join("..", "..", "config", "samples")
+	examplesDir = filepath.Join("..", "..", "docs", "examples")
+)
 
 // TestSamples creates every sample of config/samples, which the docs and the
 // demo use, with strict field validation: a misspelt or unknown field fails
@@ -66,6 +72,41 @@ func TestSamples(t *testing.T) {
 		obj.SetNamespace(ns)
 		if err := k8s.Create(context.Background(), obj, client.FieldValidation("Strict")); err != nil {
 			t.Errorf("%s: %v", file, err)
+		}
+	}
+}
+
+// TestExamples creates every object of docs/examples with strict field
+// validation, as TestSamples does for config/samples. The examples are not
+// applied by the demo: a Restore among them would run.
+func TestExamples(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(examplesDir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no examples in %s", examplesDir)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+		for i := 0; ; i++ {
+			obj := &unstructured.Unstructured{}
+			if err := dec.Decode(&obj.Object); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("%s, document %d: %v", filepath.Base(f), i, err)
+			}
+			if len(obj.Object) == 0 {
+				continue
+			}
+			obj.SetNamespace(ns)
+			if err := k8s.Create(context.Background(), obj, client.FieldValidation("Strict")); err != nil {
+				t.Errorf("%s, document %d: %v", filepath.Base(f), i, err)
+			}
 		}
 	}
 }
