@@ -189,8 +189,8 @@ type BackupSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^@(yearly|annually|monthly|weekly|daily|midnight|hourly)$') || self.matches('^\\\\S+( \\\\S+){4}$')",message="schedule must be five cron fields (minute hour day-of-month month day-of-week) or a macro such as @daily"
 	Schedule string `json:"schedule"`
 
-	// TimeZone is the IANA time zone of the schedule, e.g. "Europe/Berlin";
-	// the controller manager's time zone (normally UTC) when unset.
+	// TimeZone is the IANA time zone of the schedule and of the retention's
+	// days, weeks and months, e.g. "Europe/Berlin"; UTC when unset.
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	TimeZone *string `json:"timeZone,omitempty"`
@@ -267,6 +267,11 @@ type BackupStatus struct {
 	// NextScheduleTime is when the next scheduled run starts.
 	// +optional
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+
+	// SourceDatabase is the name of the database the dumps are of, as last
+	// resolved; deletionPolicy Delete removes only that database's dumps.
+	// +optional
+	SourceDatabase string `json:"sourceDatabase,omitempty"`
 
 	// LastManualRun is the value of the steward.dev/backup-now annotation
 	// the last on-demand run answered.

@@ -180,6 +180,7 @@ type DatabaseBackup struct {
 	// +optional
 	// +kubebuilder:default="0 2 * * *"
 	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^@(yearly|annually|monthly|weekly|daily|midnight|hourly)$') || self.matches('^\\\\S+( \\\\S+){4}$')",message="schedule must be five cron fields (minute hour day-of-month month day-of-week) or a macro such as @daily"
 	Schedule string `json:"schedule,omitempty"`
 
 	// TimeZone is the IANA time zone of the schedule.
@@ -191,7 +192,8 @@ type DatabaseBackup struct {
 	// +optional
 	Retention *BackupRetention `json:"retention,omitempty"`
 
-	// Destination is the object store the dumps go to.
+	// Destination is the object store the dumps go to. Without a prefix,
+	// the dumps go in the folder <namespace>/<name>.
 	// +required
 	Destination BackupDestination `json:"destination"`
 }

@@ -65,6 +65,9 @@ const (
 	EnvKeepWeekly  = "STEWARD_RETENTION_KEEP_WEEKLY"
 	EnvKeepMonthly = "STEWARD_RETENTION_KEEP_MONTHLY"
 	EnvMaxAge      = "STEWARD_RETENTION_MAX_AGE"
+	// EnvRetentionTimeZone (optional, an IANA name, default UTC) is the
+	// zone of the retention's days, weeks and months.
+	EnvRetentionTimeZone = "STEWARD_RETENTION_TIME_ZONE"
 
 	// EnvRestoreKey is the key of the backup to restore, or "latest"
 	// (the default). EnvRestoreOverwrite "true" allows a non-empty target.
@@ -323,6 +326,13 @@ func retentionFromEnv(getenv func(string) string) (*retention.Policy, error) {
 	}
 	if !set {
 		return nil, nil
+	}
+	if tz := getenv(EnvRetentionTimeZone); tz != "" {
+		loc, err := time.LoadLocation(tz)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q is not a known time zone", EnvRetentionTimeZone, tz)
+		}
+		p.Location = loc
 	}
 	return &p, nil
 }

@@ -93,8 +93,10 @@ type Run struct {
 	Image, InstanceImage string
 	Conn                 Connection
 	Destination          v1alpha1.BackupDestination
-	// Retention applies to backups.
+	// Retention applies to backups; its days, weeks and months are those
+	// of TimeZone.
 	Retention *v1alpha1.BackupRetention
+	TimeZone  string
 	// Key and Overwrite apply to restores.
 	Key       string
 	Overwrite bool
@@ -145,6 +147,9 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 		}
 		if ret.MaxAge != nil {
 			env = append(env, value(dump.EnvMaxAge, ret.MaxAge.Duration.String()))
+		}
+		if r.TimeZone != "" {
+			env = append(env, value(dump.EnvRetentionTimeZone, r.TimeZone))
 		}
 	}
 	if r.Command == "restore" {

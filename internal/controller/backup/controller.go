@@ -166,6 +166,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, b *v1alpha1.Backup) (obs
 		return obs, err
 	}
 	obs.cronJob = cj
+	obs.sourceDatabase = src.conn.Database
 
 	if want := b.Annotations[AnnotationBackupNow]; want != "" && want != b.Status.LastManualRun {
 		job := &batchv1.Job{}

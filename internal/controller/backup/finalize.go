@@ -86,13 +86,14 @@ func (r *Reconciler) deleteDumps(ctx context.Context, b *v1alpha1.Backup) (int, 
 	if err != nil {
 		return 0, fmt.Errorf("listing the stored dumps: %w", err)
 	}
-	db := ""
-	if name := r.sourceDatabase(ctx, b); name != "" {
-		db = dump.KeyName(name)
+	name := r.sourceDatabase(ctx, b)
+	if name == "" {
+		return 0, fmt.Errorf("the dumped database's name is unknown (its Database is gone and no run resolved it), so no dump can be told to be this Backup's; nothing was deleted: set deletionPolicy Retain to let the Backup go")
 	}
+	db := dump.KeyName(name)
 	n := 0
 	for _, e := range entries {
-		if db != "" && e.Database != db {
+		if e.Database != db {
 			continue
 		}
 		for _, key := range []string{e.Key + dump.ManifestSuffix, e.Key} {
@@ -105,17 +106,16 @@ func (r *Reconciler) deleteDumps(ctx context.Context, b *v1alpha1.Backup) (int, 
 	return n, nil
 }
 
-// sourceDatabase is the name of the dumped database, or "" when unknown
-// (every dump under the prefix is then this Backup's).
+// sourceDatabase is the name of the dumped database, or "" when unknown.
 func (r *Reconciler) sourceDatabase(ctx context.Context, b *v1alpha1.Backup) string {
 	if c := b.Spec.Source.Connection; c != nil {
 		return c.Database
 	}
 	db := &v1alpha1.Database{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.Source.DatabaseRef.Name}, db); err != nil {
-		return ""
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.Source.DatabaseRef.Name}, db); err == nil {
+		return db.Spec.DatabaseName
 	}
-	return db.Spec.DatabaseName
+	return b.Status.SourceDatabase
 }
 
 func volumeName(d v1alpha1.BackupDestination) string {

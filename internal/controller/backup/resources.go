@@ -113,7 +113,7 @@ func jobSpec(b *v1alpha1.Backup, src source, instanceImage string) *batchv1ac.Jo
 		WithTemplate(jobs.PodTemplate(jobs.Run{
 			Command: "backup", Image: src.image, InstanceImage: instanceImage,
 			Conn: src.conn, Destination: b.Spec.Destination, Retention: b.Spec.Retention,
-			Labels: Labels(b),
+			TimeZone: timeZone(b), Labels: Labels(b),
 		}))
 }
 
@@ -129,9 +129,9 @@ func CronJob(b *v1alpha1.Backup, src source, instanceImage string) *batchv1ac.Cr
 		WithJobTemplate(batchv1ac.JobTemplateSpec().
 			WithLabels(Labels(b)).
 			WithSpec(jobSpec(b, src, instanceImage)))
-	if b.Spec.TimeZone != nil {
-		spec.WithTimeZone(*b.Spec.TimeZone)
-	}
+	// The schedule's zone is always explicit, so the CronJob controller
+	// and Steward's nextScheduleTime and staleness agree.
+	spec.WithTimeZone(timeZone(b))
 	return batchv1ac.CronJob(b.Name, b.Namespace).
 		WithLabels(Labels(b)).
 		WithOwnerReferences(ownerReference(b)).
@@ -144,6 +144,14 @@ func ManualJob(b *v1alpha1.Backup, src source, instanceImage, value string) *bat
 		WithLabels(Labels(b)).
 		WithOwnerReferences(ownerReference(b)).
 		WithSpec(jobSpec(b, src, instanceImage).WithTTLSecondsAfterFinished(int32(manualRunTTL.Seconds())))
+}
+
+// timeZone is the Backup's time zone, UTC by default.
+func timeZone(b *v1alpha1.Backup) string {
+	if b.Spec.TimeZone != nil && *b.Spec.TimeZone != "" {
+		return *b.Spec.TimeZone
+	}
+	return "UTC"
 }
 
 // schedule is a parsed cron schedule in its time zone.

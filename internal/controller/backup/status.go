@@ -69,7 +69,9 @@ type observed struct {
 	schedule  schedule
 	cronJob   *batchv1.CronJob
 	manualRun string
-	problem   *problem
+	// sourceDatabase is the resolved source's database name.
+	sourceDatabase string
+	problem        *problem
 }
 
 // problem is a condition reason and message.
@@ -187,6 +189,9 @@ func computeStatus(b *v1alpha1.Backup, obs observed, runs []v1alpha1.BackupRun, 
 	}
 	if obs.manualRun != "" {
 		st.LastManualRun = obs.manualRun
+	}
+	if obs.sourceDatabase != "" {
+		st.SourceDatabase = obs.sourceDatabase
 	}
 
 	switch {

@@ -71,6 +71,13 @@ func Backup(db *v1alpha1.Database) *v1alpha1.Backup {
 	if b == nil || (b.Enabled != nil && !*b.Enabled) {
 		return nil
 	}
+	dest := b.Destination.DeepCopy()
+	if dest.Prefix == "" {
+		// Each Database's dumps in their own folder: retention and
+		// "latest" work per folder, and every Database's database is
+		// "app" by default.
+		dest.Prefix = db.Namespace + "/" + db.Name
+	}
 	return &v1alpha1.Backup{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Backup"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -82,7 +89,7 @@ func Backup(db *v1alpha1.Database) *v1alpha1.Backup {
 				Type:        SourceType(db),
 				DatabaseRef: &corev1.LocalObjectReference{Name: db.Name},
 			},
-			Destination: *b.Destination.DeepCopy(),
+			Destination: *dest,
 			Schedule:    b.Schedule,
 			TimeZone:    b.TimeZone,
 			Retention:   b.Retention.DeepCopy(),
