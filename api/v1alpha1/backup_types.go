@@ -291,6 +291,7 @@ type BackupStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=steward
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 50",message="a Backup's name has at most 50 characters: its CronJob and on-demand Jobs (<name>-now-<hash>) must fit"
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=".spec.source.type"
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=".spec.schedule"
 // +kubebuilder:printcolumn:name="Last Success",type=date,JSONPath=".status.lastBackup.completionTime"
@@ -428,6 +429,7 @@ type RestoreStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=steward
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 55",message="a Restore's name has at most 55 characters: its Job is <name>-restore"
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=".spec.target.databaseRef.name"
 // +kubebuilder:printcolumn:name="Object",type=string,JSONPath=".status.object"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=".status.phase"

@@ -306,6 +306,7 @@ type DatabaseStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=db,categories=steward
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="a Database's name has at most 40 characters: its children (<name>-headless, <name>-backup-now-..., pod names) must fit in 63"
 // +kubebuilder:printcolumn:name="Engine",type=string,JSONPath=".spec.engine"
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=".status.version"
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=".status.replicas"

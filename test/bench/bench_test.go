@@ -67,12 +67,13 @@ func TestBenchSmall(t *testing.T) {
 			}
 		}
 		// The status is written at each step of the rollout that changes
-		// it: Creating with the instance not yet created, Creating with it
-		// created and not ready (skipped when the pod is ready before the
-		// Database is reconciled again), then Running.
+		// it: Creating with no instance yet, Creating with the instance
+		// created and then updated but not ready (each skipped when the
+		// next step comes before the Database is reconciled again), then
+		// Running: 2 to 4 writes, depending on timing.
 		status := fc.RequestsPerObj["patch databases/status"]
-		if status < 2 || status > 3 {
-			t.Errorf("status writes per Database = %v, want 2 to 3", status)
+		if status < 2 || status > 4 {
+			t.Errorf("status writes per Database = %v, want 2 to 4", status)
 		}
 		if fc.ObjectWritesPer != fixed+status {
 			t.Errorf("object writes per Database = %v, want %v + %v status (all: %v)", fc.ObjectWritesPer, fixed, status, fc.RequestsPerObj)

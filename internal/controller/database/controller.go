@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,6 +78,10 @@ type Reconciler struct {
 	// InstanceImage is Steward's own image; its binary is copied into every
 	// database pod to run the instance manager.
 	InstanceImage string
+
+	// labelled remembers the role labels patched onto pods until the cache
+	// shows them, keyed by pod UID and role.
+	labelled sync.Map
 }
 
 // +kubebuilder:rbac:groups=steward.dev,resources=databases,verbs=get;list;watch;update;patch

@@ -519,6 +519,7 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 		}, "parameters: server-id is set by Steward"},
 		{"reserved owner", func(db *v1alpha1.Database) { db.Spec.Owner = "postgres" }, "owner must not be"},
 		{"unknown size", func(db *v1alpha1.Database) { db.Spec.Size = "huge" }, "supported values"},
+		{"long name", func(db *v1alpha1.Database) { db.Name = strings.Repeat("d", 41) }, "at most 40 characters"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := k8s.Create(ctx, newDatabase(ns, "bad", tc.mutate))

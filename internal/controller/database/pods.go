@@ -49,13 +49,21 @@ func (r *Reconciler) labelRoles(ctx context.Context, db *v1alpha1.Database) erro
 	for i := range pods.Items {
 		pod := &pods.Items[i]
 		role := string(roleOf(db, pod.Name))
-		if pod.Labels[LabelRole] == role || !pod.DeletionTimestamp.IsZero() {
+		key := string(pod.UID) + "/" + role
+		if pod.Labels[LabelRole] == role {
+			r.labelled.Delete(key) // the cache has caught up
+			continue
+		}
+		// A pod labelled a moment ago may still lack the label in the
+		// cache: patching it again would be a wasted write.
+		if _, done := r.labelled.Load(key); done || !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
 		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, LabelRole, role)
 		if err := r.Client.Patch(ctx, pod, client.RawPatch(client.Merge.Type(), patch)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("labelling pod %s as %s: %w", pod.Name, role, err)
 		}
+		r.labelled.Store(key, struct{}{})
 	}
 	return nil
 }
