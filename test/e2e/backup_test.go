@@ -151,6 +151,16 @@ func TestBackupOnTheCluster(t *testing.T) {
 		}
 		return nil
 	})
+
+	// Runs stopped succeeding three days ago, on a daily schedule: stale.
+	old := time.Now().Add(-72 * time.Hour).UTC().Format(time.RFC3339)
+	kubectl(t, "", ns, "patch", "backup", "nightly", "--subresource=status", "--type=merge", "-p",
+		fmt.Sprintf(`{"status":{"lastBackup":{"job":"nightly-old","succeeded":true,"object":"k","completionTime":%q}}}`, old))
+	kubectl(t, "", ns, "annotate", "--overwrite", "backup", "nightly", "e2e/touch=1")
+	kubectl(t, "", ns, "wait", "--for=condition=BackupStale", "backup/nightly", "--timeout=60s")
+	if got := kubectl(t, "", ns, "get", "backup", "nightly", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}`); got != "BackupStale" {
+		t.Errorf("Ready reason = %q, want BackupStale", got)
+	}
 }
 
 const databaseWithBackups = `
