@@ -391,3 +391,40 @@ func TestTheSpecCannotChange(t *testing.T) {
 		t.Errorf("got %v, want the spec refused as immutable", err)
 	}
 }
+
+// TestAPodThatDiesWithoutAResultFailsTheRestore: a restore container killed
+// before it wrote its result (out of memory, evicted) fails the Restore with
+// what the kubelet reported.
+func TestAPodThatDiesWithoutAResultFailsTheRestore(t *testing.T) {
+	ns := namespace(t)
+	create(t, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "ext-login", Namespace: ns},
+		Data:       map[string][]byte{"username": []byte("shop"), "password": []byte("ext-password-never-shown")},
+	})
+	create(t, newRestore(ns, func(r *v1alpha1.Restore) {
+		r.Spec.Source = v1alpha1.RestoreSource{Destination: &v1alpha1.BackupDestination{Type: v1alpha1.DestinationS3, Bucket: "dumps"}}
+		r.Spec.Target = v1alpha1.RestoreTarget{Type: v1alpha1.SourcePostgreSQL, Connection: &v1alpha1.DatabaseConnection{
+			Host: "pg.example", Database: "shop", CredentialsSecretRef: corev1.LocalObjectReference{Name: "ext-login"},
+		}}
+	}))
+	j := job(t, ns, "r")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: j.Name + "-x1", Namespace: ns, Labels: j.Spec.Template.Labels},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: jobs.Container, Image: j.Spec.Template.Spec.Containers[0].Image}}},
+	}
+	create(t, pod)
+	pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: jobs.Container, Image: pod.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 137, Reason: "OOMKilled", StartedAt: metav1.Now(), FinishedAt: metav1.Now(),
+		}},
+	}}}
+	if err := k8s.Status().Update(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	r := waitFor(t, ns, "Failed", func(r *v1alpha1.Restore) bool { return r.Status.Phase == v1alpha1.RestoreFailed })
+	if !strings.Contains(r.Status.Message, "OOMKilled") || !strings.Contains(r.Status.Message, "137") {
+		t.Errorf("message %q does not say how the container ended", r.Status.Message)
+	}
+}
