@@ -482,3 +482,43 @@ func TestDeletePolicyRemovesOnlyThisBackupsDumps(t *testing.T) {
 	}
 	expectEvent(t, ns, "gone", backup.EventDumpsDeleted, "Deleted 2 stored dumps")
 }
+
+// TestARunThatDiesWithoutAResultIsAFailure: a backup container killed before
+// it wrote its result is a failed run, with what the kubelet reported.
+func TestARunThatDiesWithoutAResultIsAFailure(t *testing.T) {
+	ns := namespace(t)
+	create(t, newBackup(ns, "shop"))
+	createRun(t, ns, "shop", "shop-oom")
+	j := &batchv1.Job{}
+	eventually(t, func() error { return get(ns, "shop-oom", j) })
+	labels := map[string]string{batchv1.JobNameLabel: "shop-oom"}
+	for k, v := range j.Spec.Template.Labels {
+		labels[k] = v
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop-oom-pod", Namespace: ns, Labels: labels},
+		Spec:       *j.Spec.Template.Spec.DeepCopy(),
+	}
+	create(t, pod)
+	pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: jobs.Container, Image: pod.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}},
+	}}}
+	if err := k8s.Status().Update(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	j.Status.StartTime = &now
+	j.Status.Failed = 1
+	j.Status.Conditions = []batchv1.JobCondition{
+		{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: "BackoffLimitExceeded"},
+		{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"},
+	}
+	if err := k8s.Status().Update(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	b := waitFor(t, ns, "shop", "a recorded failure", hasCond(backup.ConditionLastBackupSucceeded, "False", backup.ReasonFailed))
+	if msg := b.Status.History[0].Message; !strings.Contains(msg, "OOMKilled") || !strings.Contains(msg, "137") {
+		t.Errorf("run message %q does not say how the container ended", msg)
+	}
+}
