@@ -220,10 +220,10 @@ func checkKeys(field string, values map[string]string) []FieldError {
 // overrides), key, position and message.
 func sortErrors(errs []FieldError) {
 	rank := func(field string) int {
-		switch {
-		case field == "":
+		switch field {
+		case "":
 			return 0
-		case field == fieldData:
+		case fieldData:
 			return 1
 		default:
 			return 2
