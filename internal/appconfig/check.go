@@ -215,12 +215,13 @@ func shortestCycle(start string, comp []string, edges map[string][]string) []str
 	return []string{start, start} // unreachable for a component with a cycle
 }
 
-// suggest returns the alphabetically first key or variable one edit (an
-// insertion, deletion, substitution or swap of neighbours) away from name.
+// suggest returns the alphabetically first valid key name or variable one
+// edit (an insertion, deletion, substitution or swap of neighbours) away from
+// name, or "" when there is none.
 func suggest(name string, values, vars map[string]string) string {
 	best := ""
 	try := func(c string) {
-		if oneEdit(name, c) && (best == "" || c < best) {
+		if badNameByte(c) < 0 && oneEdit(name, c) && (best == "" || c < best) {
 			best = c
 		}
 	}

@@ -183,6 +183,16 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name: "invalid key names are never suggested",
+			spec: Spec{Data: map[string]string{"1": "x", "B-": "x", "SRC": "${A}${B}"}},
+			want: []string{
+				`key "1", position 1: invalid key name: must match ^[A-Za-z_][A-Za-z0-9_]*$`,
+				`key "B-", position 2: invalid key name: must match ^[A-Za-z_][A-Za-z0-9_]*$`,
+				`key "SRC", position 1: unknown reference ${A}`,
+				`key "SRC", position 5: unknown reference ${B}`,
+			},
+		},
+		{
 			name: "variables are case sensitive",
 			spec: Spec{Data: map[string]string{"A": "${NAMESPACE}"}},
 			want: []string{`key "A", position 1: unknown reference ${NAMESPACE}`},
