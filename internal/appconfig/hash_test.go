@@ -77,6 +77,7 @@ func TestHash(t *testing.T) {
 		{"nothing changes", base, with("DB_HOST", "db"), nil, false},
 		{"a listed key that is absent differs from an empty value", without("DB_HOST"), with("DB_HOST", ""), used, true},
 		{"key and value boundaries are unambiguous", map[string]string{"a": "bc"}, map[string]string{"ab": "c"}, nil, true},
+		{"a value cannot pass for the end of a key", map[string]string{"a": "\x00"}, map[string]string{"a\x01": ""}, nil, true},
 		{"value boundaries between keys are unambiguous", map[string]string{"a": "b", "c": ""}, map[string]string{"a": "", "c": "b"}, nil, true},
 		{"listed keys that are absent in both", map[string]string{}, map[string]string{"OTHER": "x"}, []string{"MISSING"}, false},
 	}
