@@ -15,8 +15,8 @@ limitations under the License.
 */
 
 // Package appconfig renders and validates the data of an AppConfig. It is
-// pure Go: it reads no cluster state, so the reconciler and the admission
-// webhook share it.
+// pure Go: it reads no cluster state, so that a reconciler and an admission
+// webhook can share it.
 //
 // # Keys
 //
