@@ -185,8 +185,9 @@ func settleDelay(app *v1alpha1.WebApp, next v1alpha1.WebAppStatus, now time.Time
 }
 
 // retryDelay is when to look again without a watch event: after a problem
-// only the user can fix, and while waiting for an object Steward does not
-// watch, with a delay that grows with the wait.
+// only the user can fix, and while waiting for an object, with a delay that
+// grows with the wait. Pull Secrets are not watched; a bound Database or
+// Cache is, and the delay only backs its watch up.
 func retryDelay(obs observed, status v1alpha1.WebAppStatus, now time.Time) time.Duration {
 	switch {
 	case obs.problem != nil:
