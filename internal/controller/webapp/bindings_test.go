@@ -256,7 +256,7 @@ func TestCacheBinding(t *testing.T) {
 	ns := namespace(t)
 	c := createCache(t, ns, "sessions")
 	app := createApp(t, ns, "web", func(a *v1alpha1.WebApp) {
-		a.Spec.Cache = &v1alpha1.WebAppBinding{Ref: "sessions", Prefix: "SESSION_"}
+		a.Spec.Cache = &v1alpha1.WebAppBinding{Ref: "sessions", Prefix: "STORE_"}
 	})
 	waitsWith(t, app, v1alpha1.ReasonWaitingForCache, "sessions")
 	noDeployment(t, ns, "web")
@@ -264,11 +264,11 @@ func TestCacheBinding(t *testing.T) {
 	markCacheReady(t, c)
 	dep := waitFor(t, named(&appsv1.Deployment{}, ns, "web"), nil)
 	env := envByName(dep)
-	if got := env["SESSION_CACHE_HOST"].Value; got != "sessions."+ns+".svc" {
-		t.Errorf("SESSION_CACHE_HOST = %q", got)
+	if got := env["STORE_CACHE_HOST"].Value; got != "sessions."+ns+".svc" {
+		t.Errorf("STORE_CACHE_HOST = %q", got)
 	}
-	if got := env["SESSION_CACHE_PORT"].Value; got != "11211" {
-		t.Errorf("SESSION_CACHE_PORT = %q", got)
+	if got := env["STORE_CACHE_PORT"].Value; got != "11211" {
+		t.Errorf("STORE_CACHE_PORT = %q", got)
 	}
 }
 
