@@ -51,4 +51,12 @@ const (
 	ReasonReconcileError = "ReconcileError"
 	// ReasonWaitingForPullSecret: an image pull Secret the spec names does not exist yet.
 	ReasonWaitingForPullSecret = "WaitingForPullSecret"
+	// ReasonWaitingForDatabase: the Database a WebApp binds to is not Ready yet.
+	ReasonWaitingForDatabase = "WaitingForDatabase"
+	// ReasonDatabaseNotFound: the Database a WebApp binds to does not exist.
+	ReasonDatabaseNotFound = "DatabaseNotFound"
+	// ReasonWaitingForCache: the Cache a WebApp binds to is not Ready yet.
+	ReasonWaitingForCache = "WaitingForCache"
+	// ReasonCacheNotFound: the Cache a WebApp binds to does not exist.
+	ReasonCacheNotFound = "CacheNotFound"
 )

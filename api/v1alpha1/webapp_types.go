@@ -88,6 +88,44 @@ type WebAppSpec struct {
 	// capabilities dropped.
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+
+	// Database binds the WebApp to a Database in the same namespace. The
+	// container gets the Database's connection as environment variables, each
+	// a secretKeyRef to the Database's credentials Secret "<ref>-credentials",
+	// so no value is ever copied into the WebApp or its Deployment:
+	// <prefix>DATABASE_URL (key uri), <prefix>DB_HOST (host),
+	// <prefix>DB_PORT (port), <prefix>DB_USER (username),
+	// <prefix>DB_PASSWORD (password) and <prefix>DB_NAME (database).
+	// The Deployment is not created, or not given the binding, until the
+	// Database is Ready. A variable of the same name in env takes precedence.
+	// +optional
+	Database *WebAppBinding `json:"database,omitempty"`
+
+	// Cache binds the WebApp to a Cache in the same namespace. The container
+	// gets <prefix>CACHE_HOST, the Cache's in-cluster DNS name, and
+	// <prefix>CACHE_PORT, its port. The Deployment is not created, or not
+	// given the binding, until the Cache is Ready. A variable of the same name
+	// in env takes precedence.
+	// +optional
+	Cache *WebAppBinding `json:"cache,omitempty"`
+}
+
+// WebAppBinding names an object in the WebApp's namespace whose connection
+// details the container receives as environment variables.
+type WebAppBinding struct {
+	// Ref is the name of the bound object, in the WebApp's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Ref string `json:"ref"`
+
+	// Prefix is put in front of every variable name, e.g. "ORDERS_" gives
+	// ORDERS_DATABASE_URL. Empty by default.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
+	Prefix string `json:"prefix,omitempty"`
 }
 
 // HealthCheck is an HTTP endpoint that answers 2xx or 3xx while the app is healthy.

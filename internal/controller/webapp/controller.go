@@ -38,8 +38,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -92,6 +94,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=steward.dev,resources=databases;caches,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one WebApp's children in line with its spec, then writes
@@ -110,9 +113,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	var bindings Bindings
+	if waiting == nil {
+		if bindings, waiting, err = r.resolveBindings(ctx, app); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	obs := observed{waiting: waiting}
 	if waiting == nil {
-		if obs, err = r.reconcileChildren(ctx, app); err != nil {
+		if obs, err = r.reconcileChildren(ctx, app, bindings); err != nil {
 			// Retried with backoff; meanwhile the status says what fails.
 			obs = observed{problem: &problem{reason: v1alpha1.ReasonReconcileError, message: err.Error()}}
 		}
@@ -176,8 +185,9 @@ func settleDelay(app *v1alpha1.WebApp, next v1alpha1.WebAppStatus, now time.Time
 }
 
 // retryDelay is when to look again without a watch event: after a problem
-// only the user can fix, and while waiting for an object Steward does not
-// watch, with a delay that grows with the wait.
+// only the user can fix, and while waiting for an object, with a delay that
+// grows with the wait. Pull Secrets are not watched; a bound Database or
+// Cache is, and the delay only backs its watch up.
 func retryDelay(obs observed, status v1alpha1.WebAppStatus, now time.Time) time.Duration {
 	switch {
 	case obs.problem != nil:
@@ -203,11 +213,11 @@ type child struct {
 // reconcileChildren applies every child the spec asks for and deletes those
 // it no longer asks for. A problem the user must fix is returned in
 // observed.problem; other errors are returned for a retry with backoff.
-func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp) (observed, error) {
+func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp, b Bindings) (observed, error) {
 	dep := &appsv1.Deployment{}
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
 	children := []child{
-		{Deployment(app), dep},
+		{Deployment(app, b), dep},
 		{Service(app), &corev1.Service{}},
 		{apply.Optional(Ingress(app)), &networkingv1.Ingress{}},
 		{apply.Optional(HorizontalPodAutoscaler(app)), hpa},
@@ -288,9 +298,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
 		return fmt.Errorf("registering WebApp metrics: %w", err)
 	}
+	if err := indexBindings(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.WebApp{}).
 		Watches(&v1alpha1.WebApp{}, priority.SpecChangesFirst()).
+		Watches(&v1alpha1.Database{}, handler.EnqueueRequestsFromMapFunc(boundWebApps(reader, databaseRefIndex)),
+			builder.WithPredicates(readinessChanged())).
+		Watches(&v1alpha1.Cache{}, handler.EnqueueRequestsFromMapFunc(boundWebApps(reader, cacheRefIndex)),
+			builder.WithPredicates(readinessChanged())).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&networkingv1.Ingress{}).

@@ -57,8 +57,11 @@ func (r *Reconciler) announce(app *v1alpha1.WebApp, next *v1alpha1.WebAppStatus)
 		degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, degraded.Reason, "Deploy", "%s", degraded.Message)
 	case v1alpha1.WebAppPending:
-		if ready.Reason == v1alpha1.ReasonWaitingForPullSecret {
+		switch ready.Reason {
+		case v1alpha1.ReasonWaitingForPullSecret, v1alpha1.ReasonDatabaseNotFound, v1alpha1.ReasonCacheNotFound:
 			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ready.Reason, "Deploy", "%s", ready.Message)
+		case v1alpha1.ReasonWaitingForDatabase, v1alpha1.ReasonWaitingForCache:
+			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ready.Reason, "Deploy", "%s", ready.Message)
 		}
 	case v1alpha1.WebAppDeploying:
 		if prev.Phase == v1alpha1.WebAppRunning {

@@ -81,11 +81,11 @@ func ownerReference(app *v1alpha1.WebApp) *metav1ac.OwnerReferenceApplyConfigura
 }
 
 // Deployment runs the WebApp's pods. With autoscaling on it leaves replicas
-// to the HorizontalPodAutoscaler.
-func Deployment(app *v1alpha1.WebApp) *appsv1ac.DeploymentApplyConfiguration {
+// to the HorizontalPodAutoscaler. b holds what the WebApp's bindings resolve to.
+func Deployment(app *v1alpha1.WebApp, b Bindings) *appsv1ac.DeploymentApplyConfiguration {
 	spec := appsv1ac.DeploymentSpec().
 		WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(app))).
-		WithTemplate(podTemplate(app))
+		WithTemplate(podTemplate(app, b))
 	if app.Spec.Autoscaling == nil {
 		spec.WithReplicas(DesiredReplicas(app))
 	}
@@ -95,7 +95,7 @@ func Deployment(app *v1alpha1.WebApp) *appsv1ac.DeploymentApplyConfiguration {
 		WithSpec(spec)
 }
 
-func podTemplate(app *v1alpha1.WebApp) *corev1ac.PodTemplateSpecApplyConfiguration {
+func podTemplate(app *v1alpha1.WebApp, b Bindings) *corev1ac.PodTemplateSpecApplyConfiguration {
 	container := corev1ac.Container().
 		WithName(containerName).
 		WithImage(app.Spec.Image).
@@ -104,6 +104,7 @@ func podTemplate(app *v1alpha1.WebApp) *corev1ac.PodTemplateSpecApplyConfigurati
 	for i := range app.Spec.Env {
 		container.WithEnv(convert[corev1ac.EnvVarApplyConfiguration](&app.Spec.Env[i]))
 	}
+	container.WithEnv(bindingEnv(app, b)...)
 	if app.Spec.Resources != nil {
 		container.WithResources(convert[corev1ac.ResourceRequirementsApplyConfiguration](app.Spec.Resources))
 	}

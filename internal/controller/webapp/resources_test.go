@@ -47,7 +47,7 @@ func TestDeployment(t *testing.T) {
 			name: "defaults",
 			app:  newApp(),
 			check: func(t *testing.T, app *v1alpha1.WebApp) {
-				d := Deployment(app)
+				d := Deployment(app, Bindings{})
 				if got := *d.Spec.Replicas; got != 1 {
 					t.Errorf("replicas = %d, want 1", got)
 				}
@@ -88,7 +88,7 @@ func TestDeployment(t *testing.T) {
 				a.Spec.HealthCheck = &v1alpha1.HealthCheck{Path: "/healthz", InitialDelaySeconds: 5, PeriodSeconds: 10, FailureThreshold: 3}
 			}),
 			check: func(t *testing.T, app *v1alpha1.WebApp) {
-				d := Deployment(app)
+				d := Deployment(app, Bindings{})
 				c := d.Spec.Template.Spec.Containers[0]
 				if *d.Spec.Replicas != 4 {
 					t.Errorf("replicas = %d", *d.Spec.Replicas)
@@ -113,7 +113,7 @@ func TestDeployment(t *testing.T) {
 				a.Spec.Autoscaling = &v1alpha1.Autoscaling{MinReplicas: 2, MaxReplicas: 5, TargetCPUUtilizationPercentage: 70}
 			}),
 			check: func(t *testing.T, app *v1alpha1.WebApp) {
-				if d := Deployment(app); d.Spec.Replicas != nil {
+				if d := Deployment(app, Bindings{}); d.Spec.Replicas != nil {
 					t.Errorf("replicas = %d, want unset", *d.Spec.Replicas)
 				}
 			},
@@ -125,7 +125,7 @@ func TestDeployment(t *testing.T) {
 				a.Spec.SecurityContext = &corev1.SecurityContext{ReadOnlyRootFilesystem: new(true)}
 			}),
 			check: func(t *testing.T, app *v1alpha1.WebApp) {
-				d := Deployment(app)
+				d := Deployment(app, Bindings{})
 				pod := d.Spec.Template.Spec.SecurityContext
 				if !*pod.RunAsNonRoot || *pod.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 					t.Errorf("pod security context = %+v", pod)
