@@ -46,6 +46,9 @@ const (
 	ReasonUnavailable = "Unavailable"
 	// ReasonApplyFailed: the API server refused a child object Steward applied.
 	ReasonApplyFailed = "ApplyFailed"
+	// ReasonNameConflict: a child's name is taken by an object Steward does
+	// not manage; Steward never takes it over.
+	ReasonNameConflict = "NameConflict"
 	// ReasonReconcileError: a request to the API server failed; Steward retries
 	// with backoff and the message says what failed.
 	ReasonReconcileError = "ReconcileError"

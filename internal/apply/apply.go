@@ -30,6 +30,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -38,6 +39,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
 )
 
 // HashAnnotation holds the hash of the configuration Steward last applied.
@@ -267,4 +270,33 @@ func Optional[T any, P interface {
 		return nil
 	}
 	return p
+}
+
+// UserError tells an apply's problems that only the user can fix, with the
+// condition reason to report, from transient ones worth a retry.
+func UserError(err error) (reason string, ok bool) {
+	var conflict *Conflict
+	switch {
+	case err == nil:
+		return "", false
+	case errors.As(err, &conflict):
+		return v1alpha1.ReasonNameConflict, true
+	case apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err):
+		return v1alpha1.ReasonApplyFailed, true
+	}
+	return "", false
+}
+
+// Convert turns an API value into its apply configuration. Both share one
+// JSON form, so the round trip is exact.
+func Convert[T any](v any) *T {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("encoding %T: %v", v, err)) // API types always encode
+	}
+	out := new(T)
+	if err := json.Unmarshal(raw, out); err != nil {
+		panic(fmt.Sprintf("decoding into %T: %v", out, err))
+	}
+	return out
 }

@@ -32,7 +32,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -49,8 +48,8 @@ import (
 	"github.com/steward-dev/steward/internal/priority"
 )
 
-// ReasonNameConflict means a child's name is taken by an object Steward does not manage.
-const ReasonNameConflict = "NameConflict"
+// ReasonNameConflict is the reason when a child's name is taken by an object Steward does not manage.
+const ReasonNameConflict = v1alpha1.ReasonNameConflict
 
 // retryUserError is how long to wait before trying again after a problem
 // the user must fix, which no watch event may announce.
@@ -127,7 +126,7 @@ type child struct {
 
 // children lists the Cache's children for its engine, the workload first.
 func children(c *v1alpha1.Cache, workload client.Object) []child {
-	pdb := child{optional(PodDisruptionBudget(c)), c.Name, &policyv1.PodDisruptionBudget{}}
+	pdb := child{apply.Optional(PodDisruptionBudget(c)), c.Name, &policyv1.PodDisruptionBudget{}}
 	if Engine(c) == v1alpha1.EngineRedis {
 		return []child{
 			{RedisConfigMap(c), c.Name, &corev1.ConfigMap{}},
@@ -168,7 +167,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, c *v1alpha1.Cache) (
 		}
 		before := replicasOf(ch.live)
 		if err := applier.Apply(ctx, ch.desired, ch.live, c.UID); err != nil {
-			if reason, ok := userError(err); ok {
+			if reason, ok := apply.UserError(err); ok {
 				return observed{problem: &problem{reason: reason, message: err.Error()}}, nil
 			}
 			return observed{}, err
@@ -223,30 +222,6 @@ func (r *Reconciler) listNodes(ctx context.Context, c *v1alpha1.Cache) ([]string
 	}
 	slices.Sort(nodes)
 	return nodes, nil
-}
-
-// userError tells problems that only the user can fix, and their condition
-// reason, from transient ones.
-func userError(err error) (string, bool) {
-	var conflict *apply.Conflict
-	switch {
-	case errors.As(err, &conflict):
-		return ReasonNameConflict, true
-	case apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err):
-		return v1alpha1.ReasonApplyFailed, true
-	}
-	return "", false
-}
-
-// optional turns a nil builder result into a nil interface.
-func optional[T any, P interface {
-	*T
-	runtime.ApplyConfiguration
-}](p P) runtime.ApplyConfiguration {
-	if p == nil {
-		return nil
-	}
-	return p
 }
 
 // writeStatus patches the status subresource, and only when it changed.

@@ -19,7 +19,6 @@ package cache
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -33,6 +32,7 @@ import (
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/labels"
 )
 
@@ -412,7 +412,7 @@ func resources(c *v1alpha1.Cache) *corev1ac.ResourceRequirementsApplyConfigurati
 		}
 		rr.Claims = o.Claims
 	}
-	return convert[corev1ac.ResourceRequirementsApplyConfiguration](&rr)
+	return apply.Convert[corev1ac.ResourceRequirementsApplyConfiguration](&rr)
 }
 
 // podSecurityContext runs as the image's own non-root user under the
@@ -436,18 +436,4 @@ func tcpProbe(period int32) *corev1ac.ProbeApplyConfiguration {
 func configHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:8])
-}
-
-// convert turns an API value into its apply configuration. Both share one JSON
-// form, so the round trip is exact.
-func convert[T any](v any) *T {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("encoding %T: %v", v, err)) // API types always encode
-	}
-	out := new(T)
-	if err := json.Unmarshal(raw, out); err != nil {
-		panic(fmt.Sprintf("decoding into %T: %v", out, err))
-	}
-	return out
 }

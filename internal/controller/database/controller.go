@@ -32,7 +32,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -234,7 +233,7 @@ func (r *Reconciler) applyChild(ctx context.Context, db *v1alpha1.Database, appl
 		return nil, applier.Delete(ctx, c.live, db.UID)
 	}
 	err := applier.Apply(ctx, c.desired, c.live, db.UID)
-	if reason, ok := userError(err); ok {
+	if reason, ok := apply.UserError(err); ok {
 		return &problem{reason: reason, message: err.Error()}, nil
 	}
 	return nil, err
@@ -268,21 +267,6 @@ func userProblem(reason string, err error) *problem {
 		return nil
 	}
 	return &problem{reason: reason, message: err.Error()}
-}
-
-// userError tells problems that only the user can fix, and their condition
-// reason, from transient ones.
-func userError(err error) (string, bool) {
-	var conflict *apply.Conflict
-	switch {
-	case err == nil:
-		return "", false
-	case errors.As(err, &conflict):
-		return ReasonNameConflict, true
-	case apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err):
-		return v1alpha1.ReasonApplyFailed, true
-	}
-	return "", false
 }
 
 // writeStatus patches the status subresource, and only when it changed.

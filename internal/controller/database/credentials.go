@@ -80,7 +80,7 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, db *v1alpha1.Data
 	} {
 		adopting := s.live.UID != "" && !isControlledBy(s.live, db)
 		if err := applier.Apply(ctx, Secret(db, s.live.Name, s.data), s.live, db.UID); err != nil {
-			if reason, ok := userError(err); ok {
+			if reason, ok := apply.UserError(err); ok {
 				return &problem{reason: reason, message: err.Error()}, nil
 			}
 			return nil, err
@@ -149,7 +149,7 @@ func (r *Reconciler) userCredentials(ctx context.Context, db *v1alpha1.Database,
 }
 
 func conflictProblem(err error) (*problem, error) {
-	if reason, ok := userError(err); ok {
+	if reason, ok := apply.UserError(err); ok {
 		return &problem{reason: reason, message: err.Error()}, nil
 	}
 	return nil, err

@@ -47,7 +47,7 @@ const (
 	ReasonNoUpgradePending = "NoUpgradePending"
 	// ReasonNameConflict: a child's name is taken by an object Steward does
 	// not manage.
-	ReasonNameConflict = "NameConflict"
+	ReasonNameConflict = v1alpha1.ReasonNameConflict
 	// ReasonInvalidSpec: the spec names an engine or version Steward does
 	// not support.
 	ReasonInvalidSpec = "InvalidSpec"

@@ -50,8 +50,8 @@ import (
 	"github.com/steward-dev/steward/internal/priority"
 )
 
-// ReasonNameConflict means a child's name is taken by an object Steward does not manage.
-const ReasonNameConflict = "NameConflict"
+// ReasonNameConflict is the reason when a child's name is taken by an object Steward does not manage.
+const ReasonNameConflict = v1alpha1.ReasonNameConflict
 
 // phases are the values of status.phase, in the order metrics list them.
 var phases = []string{
@@ -236,7 +236,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp
 			continue
 		}
 		if err := applier.Apply(ctx, c.desired, c.live, app.UID); err != nil {
-			if reason, ok := userError(err); ok {
+			if reason, ok := apply.UserError(err); ok {
 				return observed{problem: &problem{reason: reason, message: err.Error()}}, nil
 			}
 			return observed{}, err
@@ -251,19 +251,6 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp
 		obs.hpa = hpa
 	}
 	return obs, nil
-}
-
-// userError tells problems that only the user can fix, and their condition
-// reason, from transient ones.
-func userError(err error) (string, bool) {
-	var conflict *apply.Conflict
-	switch {
-	case errors.As(err, &conflict):
-		return ReasonNameConflict, true
-	case apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err):
-		return v1alpha1.ReasonApplyFailed, true
-	}
-	return "", false
 }
 
 // writeStatus patches the status subresource, and only when it changed.

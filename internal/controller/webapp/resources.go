@@ -32,6 +32,7 @@ import (
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/labels"
 )
 
@@ -102,11 +103,11 @@ func podTemplate(app *v1alpha1.WebApp, b Bindings) *corev1ac.PodTemplateSpecAppl
 		WithPorts(corev1ac.ContainerPort().WithName(portName).WithContainerPort(app.Spec.Port).WithProtocol(corev1.ProtocolTCP)).
 		WithSecurityContext(containerSecurityContext(app.Spec.SecurityContext))
 	for i := range app.Spec.Env {
-		container.WithEnv(convert[corev1ac.EnvVarApplyConfiguration](&app.Spec.Env[i]))
+		container.WithEnv(apply.Convert[corev1ac.EnvVarApplyConfiguration](&app.Spec.Env[i]))
 	}
 	container.WithEnv(bindingEnv(app, b)...)
 	if app.Spec.Resources != nil {
-		container.WithResources(convert[corev1ac.ResourceRequirementsApplyConfiguration](app.Spec.Resources))
+		container.WithResources(apply.Convert[corev1ac.ResourceRequirementsApplyConfiguration](app.Spec.Resources))
 	}
 	if hc := app.Spec.HealthCheck; hc != nil {
 		container.WithReadinessProbe(probe(hc, 0)).WithLivenessProbe(probe(hc, hc.InitialDelaySeconds))
@@ -140,7 +141,7 @@ func podSecurityContext(override *corev1.PodSecurityContext) *corev1ac.PodSecuri
 		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
 	overlay(&sc, override)
-	return convert[corev1ac.PodSecurityContextApplyConfiguration](&sc)
+	return apply.Convert[corev1ac.PodSecurityContextApplyConfiguration](&sc)
 }
 
 // containerSecurityContext is Steward's default (no privilege escalation, all
@@ -151,7 +152,7 @@ func containerSecurityContext(override *corev1.SecurityContext) *corev1ac.Securi
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
 	overlay(&sc, override)
-	return convert[corev1ac.SecurityContextApplyConfiguration](&sc)
+	return apply.Convert[corev1ac.SecurityContextApplyConfiguration](&sc)
 }
 
 // Service gives the WebApp a stable in-cluster address on port 80.
@@ -262,20 +263,6 @@ func URL(app *v1alpha1.WebApp) string {
 		return fmt.Sprintf("%s://%s%s", scheme, in.Host, path)
 	}
 	return fmt.Sprintf("http://%s.%s.svc", app.Name, app.Namespace)
-}
-
-// convert turns an API value into its apply configuration. Both share one JSON
-// form, so the round trip is exact.
-func convert[T any](v any) *T {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("encoding %T: %v", v, err)) // API types always encode
-	}
-	out := new(T)
-	if err := json.Unmarshal(raw, out); err != nil {
-		panic(fmt.Sprintf("decoding into %T: %v", out, err))
-	}
-	return out
 }
 
 // overlay copies the fields that are set in override onto base. Both must be
