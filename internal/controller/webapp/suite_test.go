@@ -25,11 +25,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -135,32 +132,13 @@ func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { ret
 // eventually polls check until it returns nil or the timeout passes.
 func eventually(t *testing.T, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %v", timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	apitest.Eventually(t, timeout, check)
 }
 
 // namespace creates a namespace for one test.
 func namespace(t *testing.T) string {
 	t.Helper()
-	name := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
-	name = strings.ReplaceAll(name, "_", "-")
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	return name
+	return apitest.Namespace(t, k8s)
 }
 
 // reconciles is the number of WebApp reconciles the manager finished.
