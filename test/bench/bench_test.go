@@ -35,16 +35,22 @@ func TestBenchSmall(t *testing.T) {
 	t.Run("WebApp", func(t *testing.T) {
 		res, cfg := runSmall(t, "WebApp", 20)
 		// Each of these WebApps is Ready well within the first-status
-		// delay, so first convergence is exactly a Deployment, a Service
-		// and one status.
+		// delay, so first convergence is a Deployment, a Service and one
+		// status write. A reconcile that reads the WebApp from a cache that
+		// has not yet seen its status write repeats it (a no-op on the
+		// server); on a slow machine a few WebApps in twenty may see that.
 		fc := res.FirstConvergence
-		for _, k := range []string{"apply deployments", "apply services", "patch webapps/status"} {
+		for _, k := range []string{"apply deployments", "apply services"} {
 			if got := fc.RequestsPerObj[k]; got != 1 {
 				t.Errorf("%s per WebApp = %v, want 1", k, got)
 			}
 		}
-		if fc.ObjectWritesPer != 3 {
-			t.Errorf("object writes per WebApp = %v, want 3 (all: %v)", fc.ObjectWritesPer, fc.RequestsPerObj)
+		status := fc.RequestsPerObj["patch webapps/status"]
+		if status < 1 || status > 1.25 {
+			t.Errorf("status writes per WebApp = %v, want 1 to 1.25 (all: %v)", status, fc.RequestsPerObj)
+		}
+		if fc.ObjectWritesPer != 2+status {
+			t.Errorf("object writes per WebApp = %v, want 2 + %v status (all: %v)", fc.ObjectWritesPer, status, fc.RequestsPerObj)
 		}
 		checkSmall(t, res, cfg)
 	})
