@@ -62,4 +62,10 @@ const (
 	ReasonWaitingForCache = "WaitingForCache"
 	// ReasonCacheNotFound: the Cache a WebApp binds to does not exist.
 	ReasonCacheNotFound = "CacheNotFound"
+	// ReasonWaitingForAppConfig: an AppConfig a WebApp uses has no revision yet.
+	ReasonWaitingForAppConfig = "WaitingForAppConfig"
+	// ReasonAppConfigNotFound: an AppConfig a WebApp uses does not exist.
+	ReasonAppConfigNotFound = "AppConfigNotFound"
+	// ReasonMissingConfigKey: a WebApp uses a key its AppConfig's revision does not have.
+	ReasonMissingConfigKey = "MissingConfigKey"
 )

@@ -44,6 +44,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Backup{}, &BackupList{},
 		&Restore{}, &RestoreList{},
 		&Cache{}, &CacheList{},
+		&AppConfig{}, &AppConfigList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil

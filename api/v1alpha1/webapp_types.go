@@ -108,7 +108,58 @@ type WebAppSpec struct {
 	// in env takes precedence.
 	// +optional
 	Cache *WebAppBinding `json:"cache,omitempty"`
+
+	// Config lists the AppConfigs the WebApp uses, and which of their keys.
+	// When an AppConfig changes, the WebApp rolls out only if a key it uses
+	// changed. The Deployment is not created, or not given the
+	// configuration, until the AppConfig has a revision.
+	// +optional
+	// +listType=map
+	// +listMapKey=appConfig
+	// +kubebuilder:validation:MaxItems=16
+	Config []ConfigUse `json:"config,omitempty"`
 }
+
+// ConfigUse is the part of an AppConfig a WebApp uses, and how it arrives.
+// +kubebuilder:validation:XValidation:rule="!has(self.mountPath) || self.as == 'Files'",message="mountPath applies only when as is Files"
+type ConfigUse struct {
+	// AppConfig is the name of an AppConfig in the WebApp's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	AppConfig string `json:"appConfig"`
+
+	// Keys are the keys used. Empty means every key, secret ones included:
+	// then any change to the AppConfig rolls the WebApp out.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
+	// +kubebuilder:validation:items:MaxLength=253
+	Keys []string `json:"keys,omitempty"`
+
+	// As is how the values arrive: Env (the default), one environment
+	// variable per key, or Files, one file per key under mountPath. A
+	// variable of the same name in env takes precedence.
+	// +optional
+	// +kubebuilder:default=Env
+	// +kubebuilder:validation:Enum=Env;Files
+	As string `json:"as,omitempty"`
+
+	// MountPath is the directory of the files when as is Files; by default
+	// /etc/steward/<appConfig>.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:Pattern=`^/`
+	MountPath string `json:"mountPath,omitempty"`
+}
+
+// How a WebApp receives an AppConfig's values.
+const (
+	ConfigAsEnv   = "Env"
+	ConfigAsFiles = "Files"
+)
 
 // WebAppBinding names an object in the WebApp's namespace whose connection
 // details the container receives as environment variables.
