@@ -42,6 +42,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/controller/appconfig"
 	"github.com/steward-dev/steward/internal/controller/backup"
 	cachecontroller "github.com/steward-dev/steward/internal/controller/cache"
 	"github.com/steward-dev/steward/internal/controller/database"
@@ -236,6 +237,14 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, controller.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the Cache controller: %w", err)
+	}
+	err = (&appconfig.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("steward"),
+	}).SetupWithManager(mgr, controller.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the AppConfig controller: %w", err)
 	}
 	return mgr, nil
 }

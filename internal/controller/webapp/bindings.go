@@ -61,6 +61,8 @@ var databaseEnv = []struct{ name, key string }{
 type Bindings struct {
 	// Cache is the Cache spec.cache names, or nil.
 	Cache *v1alpha1.Cache
+	// Config are spec.config's uses, resolved to the revisions they run.
+	Config []configUse
 }
 
 // bindingEnv lists the variables the WebApp's bindings inject. Database

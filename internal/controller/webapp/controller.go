@@ -46,6 +46,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
+	appconfigctl "github.com/steward-dev/steward/internal/controller/appconfig"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/priority"
 )
@@ -94,7 +95,8 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
-// +kubebuilder:rbac:groups=steward.dev,resources=databases;caches,verbs=get;list;watch
+// +kubebuilder:rbac:groups=steward.dev,resources=databases;caches;appconfigs,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one WebApp's children in line with its spec, then writes
@@ -116,6 +118,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var bindings Bindings
 	if waiting == nil {
 		if bindings, waiting, err = r.resolveBindings(ctx, app); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if waiting == nil {
+		if bindings.Config, waiting, err = r.resolveConfig(ctx, app); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -288,6 +295,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if err := indexBindings(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	if err := appconfigctl.IndexConfigUses(context.Background(), mgr.GetFieldIndexer(), configIndex); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.WebApp{}).
 		Watches(&v1alpha1.WebApp{}, priority.SpecChangesFirst()).
@@ -295,6 +305,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 			builder.WithPredicates(readinessChanged())).
 		Watches(&v1alpha1.Cache{}, handler.EnqueueRequestsFromMapFunc(boundWebApps(reader, cacheRefIndex)),
 			builder.WithPredicates(readinessChanged())).
+		Watches(&v1alpha1.AppConfig{}, consumersOf(reader)).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&networkingv1.Ingress{}).

@@ -106,6 +106,10 @@ func podTemplate(app *v1alpha1.WebApp, b Bindings) *corev1ac.PodTemplateSpecAppl
 		container.WithEnv(apply.Convert[corev1ac.EnvVarApplyConfiguration](&app.Spec.Env[i]))
 	}
 	container.WithEnv(bindingEnv(app, b)...)
+	env, envFrom := configEnv(app, b.Config)
+	container.WithEnv(env...).WithEnvFrom(envFrom...)
+	vols, mounts := configVolumes(b.Config)
+	container.WithVolumeMounts(mounts...)
 	if app.Spec.Resources != nil {
 		container.WithResources(apply.Convert[corev1ac.ResourceRequirementsApplyConfiguration](app.Spec.Resources))
 	}
@@ -114,13 +118,18 @@ func podTemplate(app *v1alpha1.WebApp, b Bindings) *corev1ac.PodTemplateSpecAppl
 	}
 	pod := corev1ac.PodSpec().
 		WithContainers(container).
+		WithVolumes(vols...).
 		WithSecurityContext(podSecurityContext(app.Spec.PodSecurityContext))
 	for _, s := range app.Spec.ImagePullSecrets {
 		pod.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(s.Name))
 	}
-	return corev1ac.PodTemplateSpec().
+	tmpl := corev1ac.PodTemplateSpec().
 		WithLabels(Labels(app)).
 		WithSpec(pod)
+	if a := configAnnotations(b.Config); a != nil {
+		tmpl.WithAnnotations(a)
+	}
+	return tmpl
 }
 
 func probe(hc *v1alpha1.HealthCheck, initialDelay int32) *corev1ac.ProbeApplyConfiguration {
