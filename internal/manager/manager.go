@@ -84,6 +84,11 @@ type Options struct {
 	// as their instance manager.
 	InstanceImage string
 
+	// AppConfigResync is how often an AppConfig is looked at without an
+	// event, which picks up changes of the Secrets its secretData reads and
+	// plain workloads that opt in. Zero means two minutes.
+	AppConfigResync time.Duration
+
 	// SkipControllerNameValidation allows more than one manager in one
 	// process, one after the other: tests that restart the operator.
 	SkipControllerNameValidation bool
@@ -242,6 +247,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder("steward"),
+		Resync:    opts.AppConfigResync,
 	}).SetupWithManager(mgr, controller.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the AppConfig controller: %w", err)

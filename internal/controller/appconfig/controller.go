@@ -74,10 +74,10 @@ const (
 	defaultDebounce      = 5 * time.Second
 	defaultMaxConcurrent = 5
 	defaultHistory       = 10
-	// resync is how often an AppConfig is looked at without an event: the
-	// Secrets its secretData reads and plain Deployments and StatefulSets
-	// that opt in are not watched.
-	resync = 2 * time.Minute
+	// defaultResync is how often an AppConfig is looked at without an
+	// event: the Secrets its secretData reads and plain Deployments and
+	// StatefulSets that opt in are not watched.
+	defaultResync = 2 * time.Minute
 	// pollRollout is how often a plain consumer's rollout is looked at.
 	pollRollout = 2 * time.Second
 )
@@ -93,6 +93,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Resync is how often an AppConfig is looked at without an event;
+	// defaultResync when zero.
+	Resync time.Duration
 }
 
 // +kubebuilder:rbac:groups=steward.dev,resources=appconfigs,verbs=get;list;watch
@@ -102,6 +105,13 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=steward.dev,resources=webapps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+func (r *Reconciler) resync() time.Duration {
+	if r.Resync > 0 {
+		return r.Resync
+	}
+	return defaultResync
+}
 
 func (r *Reconciler) now() time.Time {
 	if r.Now != nil {
@@ -147,7 +157,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ac *v1alpha1.AppConfig, st *
 	}
 	if tr != nil {
 		setTrouble(ac, st, *tr)
-		return ctrl.Result{RequeueAfter: 30 * time.Second}, nil
+		return ctrl.Result{RequeueAfter: min(30*time.Second, r.resync())}, nil
 	}
 
 	latest, err := r.render(ctx, ac, st, values, secrets, now)
@@ -184,10 +194,8 @@ func (r *Reconciler) reconcile(ctx context.Context, ac *v1alpha1.AppConfig, st *
 	}
 
 	targetCM := &corev1.ConfigMap{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: RevisionName(ac, target)}, targetCM); err != nil {
-		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: RevisionName(ac, target)}, targetCM); err != nil {
-			return ctrl.Result{}, fmt.Errorf("reading revision %s: %w", target, err)
-		}
+	if err := r.get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: RevisionName(ac, target)}, targetCM); err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading revision %s: %w", target, err)
 	}
 	if err := r.applyCurrent(ctx, ac, targetCM); err != nil {
 		if reason, ok := apply.UserError(err); ok {
@@ -206,7 +214,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ac *v1alpha1.AppConfig, st *
 	}
 	setRolloutStatus(ac, st, latest, requeue > 0)
 
-	next := resync
+	next := r.resync()
 	if requeue > 0 {
 		next = min(next, requeue)
 	}
@@ -336,10 +344,10 @@ func (r *Reconciler) tokens(ctx context.Context, ac *v1alpha1.AppConfig, st *v1a
 		key := client.ObjectKey{Namespace: ac.Namespace, Name: RevisionName(ac, st.LatestRevision)}
 		cm := &corev1.ConfigMap{}
 		s := &corev1.Secret{}
-		if err := r.Client.Get(ctx, key, cm); client.IgnoreNotFound(err) != nil {
+		if err := r.get(ctx, key, cm); client.IgnoreNotFound(err) != nil {
 			return nil, err
 		}
-		if err := r.Client.Get(ctx, key, s); client.IgnoreNotFound(err) != nil {
+		if err := r.get(ctx, key, s); client.IgnoreNotFound(err) != nil {
 			return nil, err
 		}
 		prevTokens = ReadRevision(cm).tokens
@@ -386,7 +394,7 @@ func (r *Reconciler) applyCurrent(ctx context.Context, ac *v1alpha1.AppConfig, r
 		return applier.Delete(ctx, liveSecret, ac.UID)
 	}
 	revSecret := &corev1.Secret{}
-	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(revCM), revSecret); err != nil {
+	if err := r.get(ctx, client.ObjectKeyFromObject(revCM), revSecret); err != nil {
 		return fmt.Errorf("reading the Secret of revision %s: %w", revCM.Labels[revisionLabel], err)
 	}
 	s := corev1ac.Secret(Name(ac), ac.Namespace).
@@ -395,6 +403,16 @@ func (r *Reconciler) applyCurrent(ctx context.Context, ac *v1alpha1.AppConfig, r
 		WithType(corev1.SecretTypeOpaque).
 		WithData(revSecret.Data)
 	return applier.Apply(ctx, s, liveSecret, ac.UID)
+}
+
+// get reads a child from the cache, or from the API server when the cache
+// does not have it yet: a revision just created may not be cached.
+func (r *Reconciler) get(ctx context.Context, key client.ObjectKey, obj client.Object) error {
+	err := r.Client.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, obj)
+	}
+	return err
 }
 
 func ownerReference(ac *v1alpha1.AppConfig) *metav1ac.OwnerReferenceApplyConfiguration {

@@ -65,10 +65,7 @@ func (r *Reconciler) rollOut(ctx context.Context, ac *v1alpha1.AppConfig, st *v1
 			return rev, true, nil
 		}
 		cm := &corev1.ConfigMap{}
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: RevisionName(ac, name)}, cm)
-		if err != nil {
-			err = r.APIReader.Get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: RevisionName(ac, name)}, cm)
-		}
+		err := r.get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: RevisionName(ac, name)}, cm)
 		if client.IgnoreNotFound(err) != nil {
 			return Revision{}, false, err
 		}

@@ -82,7 +82,13 @@ func (r *Reconciler) resolveConfig(ctx context.Context, app *v1alpha1.WebApp) ([
 		}
 		name := appconfigctl.RevisionName(ac, rev)
 		cm := &corev1.ConfigMap{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: name}, cm); err != nil {
+		key := client.ObjectKey{Namespace: app.Namespace, Name: name}
+		err = r.Client.Get(ctx, key, cm)
+		if apierrors.IsNotFound(err) {
+			// Just rendered, and not in the cache yet.
+			err = r.APIReader.Get(ctx, key, cm)
+		}
+		if err != nil {
 			if !apierrors.IsNotFound(err) {
 				return nil, nil, fmt.Errorf("reading ConfigMap %s: %w", name, err)
 			}
