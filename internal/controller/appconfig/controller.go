@@ -146,10 +146,14 @@ type trouble struct{ reason, message string }
 func (r *Reconciler) reconcile(ctx context.Context, ac *v1alpha1.AppConfig, st *v1alpha1.AppConfigStatus, now time.Time) (ctrl.Result, error) {
 	spec := appconfig.Spec{Data: ac.Spec.Data, Overrides: ac.Spec.Overrides}
 	vars := appconfig.Vars{Namespace: ac.Namespace, Application: ac.Spec.Application}
+	if errs := appconfig.Validate(spec, ac.Spec.Environment, vars); len(errs) > 0 {
+		msg := (&appconfig.ValidationError{Errors: errs}).Error()
+		setTrouble(ac, st, trouble{ReasonInvalidSpec, "Invalid configuration: " + strings.ReplaceAll(msg, "\n", "; ")})
+		return ctrl.Result{}, nil // a spec change brings the next event
+	}
 	values, err := appconfig.Render(spec, ac.Spec.Environment, vars)
 	if err != nil {
-		setTrouble(ac, st, trouble{ReasonInvalidSpec, "Invalid configuration: " + err.Error()})
-		return ctrl.Result{}, nil // a spec change brings the next event
+		return ctrl.Result{}, err // Validate found nothing: a bug
 	}
 	secrets, tr, err := r.readSecrets(ctx, ac)
 	if err != nil {

@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License");
 you may not use this file except in compliance with the License.
 You may obtain a copy of the License at
 
-    http://www.apache.org/licenses/LICENSE-2.0
+	http://www.apache.org/licenses/LICENSE-2.0
 
 Unless required by applicable law or agreed to in writing, software
 distributed under the License is distributed on an "AS IS" BASIS,
@@ -24,6 +24,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -66,11 +67,11 @@ func (r *Reconciler) rollOut(ctx context.Context, ac *v1alpha1.AppConfig, st *v1
 		}
 		cm := &corev1.ConfigMap{}
 		err := r.get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: RevisionName(ac, name)}, cm)
-		if client.IgnoreNotFound(err) != nil {
-			return Revision{}, false, err
-		}
-		if err != nil {
+		switch {
+		case apierrors.IsNotFound(err):
 			return Revision{}, false, nil
+		case err != nil:
+			return Revision{}, false, err
 		}
 		revs[name] = ReadRevision(cm)
 		return revs[name], true, nil
