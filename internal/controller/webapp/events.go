@@ -58,9 +58,10 @@ func (r *Reconciler) announce(app *v1alpha1.WebApp, next *v1alpha1.WebAppStatus)
 		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, degraded.Reason, "Deploy", "%s", degraded.Message)
 	case v1alpha1.WebAppPending:
 		switch ready.Reason {
-		case v1alpha1.ReasonWaitingForPullSecret, v1alpha1.ReasonDatabaseNotFound, v1alpha1.ReasonCacheNotFound:
+		case v1alpha1.ReasonWaitingForPullSecret, v1alpha1.ReasonDatabaseNotFound, v1alpha1.ReasonCacheNotFound,
+			v1alpha1.ReasonAppConfigNotFound, v1alpha1.ReasonMissingConfigKey:
 			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, ready.Reason, "Deploy", "%s", ready.Message)
-		case v1alpha1.ReasonWaitingForDatabase, v1alpha1.ReasonWaitingForCache:
+		case v1alpha1.ReasonWaitingForDatabase, v1alpha1.ReasonWaitingForCache, v1alpha1.ReasonWaitingForAppConfig:
 			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, ready.Reason, "Deploy", "%s", ready.Message)
 		}
 	case v1alpha1.WebAppDeploying:
