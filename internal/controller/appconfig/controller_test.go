@@ -25,6 +25,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -178,6 +179,20 @@ func TestOnlyConsumersOfAChangedKeyRollOut(t *testing.T) {
 	if after["b"] != before["b"] {
 		t.Errorf("b's Deployment went from generation %d to %d, want none: DB_HOST did not change", before["b"], after["b"])
 	}
+	// An event names what was rolled out and why.
+	eventually(t, func() error {
+		want := fmt.Sprintf("Rolling out revision %s to WebApp a: keys LOG_LEVEL changed", second.Status.CurrentRevision)
+		list := &eventsv1.EventList{}
+		if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Regarding.Kind == "AppConfig" && e.Note == want {
+				return nil
+			}
+		}
+		return fmt.Errorf("no event %q", want)
+	})
 	if got := consumer(second, "WebApp", "b").Revision; got != first.Status.CurrentRevision {
 		t.Errorf("b runs revision %s, want %s, equal in the keys it uses", got, first.Status.CurrentRevision)
 	}
@@ -212,6 +227,22 @@ func TestRestartingTheOperatorRollsNothingOut(t *testing.T) {
 	edit(t, ns, func(ac *v1alpha1.AppConfig) { ac.Spec.Data["OTHER"] = "y" })
 	before := settled(t, ns)
 	gens := generations(t, ns, "a", "all", "files")
+
+	// Every key as env: an envFrom of the revision; as files: a projected
+	// volume of it, mounted read-only.
+	rev := "shop-config-" + consumer(before, "WebApp", "all").Revision
+	all := deployment(t, ns, "all").Spec.Template.Spec
+	if from := all.Containers[0].EnvFrom; len(from) != 1 || from[0].ConfigMapRef == nil || from[0].ConfigMapRef.Name != rev {
+		t.Errorf("envFrom = %+v, want the ConfigMap %s", from, rev)
+	}
+	files := deployment(t, ns, "files").Spec.Template.Spec
+	if len(files.Volumes) != 1 || files.Volumes[0].Projected == nil ||
+		files.Volumes[0].Projected.Sources[0].ConfigMap.Name != "shop-config-"+consumer(before, "WebApp", "files").Revision {
+		t.Errorf("volumes = %+v, want a projected volume of the revision", files.Volumes)
+	}
+	if m := files.Containers[0].VolumeMounts; len(m) != 1 || m[0].MountPath != "/etc/steward/shop" || !m[0].ReadOnly {
+		t.Errorf("volume mounts = %+v, want /etc/steward/shop read-only", m)
+	}
 	stop()
 
 	startOperator(t)
@@ -574,3 +605,69 @@ func TestWebAppWaitsForItsAppConfig(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestAFailedRolloutStopsTheRest(t *testing.T) {
+	startOperator(t)
+	ns := namespace(t, false)
+	create(t, newAppConfig(ns, map[string]string{"K": "1"}, func(ac *v1alpha1.AppConfig) {
+		ac.Spec.Rollout.MaxConcurrent = new(int32(1))
+	}))
+	names := []string{"c1", "c2"}
+	for _, n := range names {
+		create(t, webApp(ns, n, uses("K")))
+	}
+	for _, n := range names {
+		deployment(t, ns, n)
+		markRolledOut(t, ns, n)
+	}
+	settled(t, ns)
+	before := generations(t, ns, names...)
+
+	edit(t, ns, func(ac *v1alpha1.AppConfig) { ac.Spec.Data["K"] = "2" })
+	eventually(t, func() error {
+		if g := deployment(t, ns, "c1").Generation; g == before["c1"] {
+			return fmt.Errorf("c1 has not started")
+		}
+		return nil
+	})
+	// c1's new pods never become available.
+	eventually(t, func() error {
+		d := deployment(t, ns, "c1")
+		d.Status.ObservedGeneration = d.Generation
+		d.Status.Conditions = []appsv1.DeploymentCondition{{
+			Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded",
+			Message: `ReplicaSet "c1-7d9" has timed out progressing.`,
+		}}
+		return k8s.Status().Update(context.Background(), d)
+	})
+	ac := &v1alpha1.AppConfig{}
+	eventually(t, func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "shop"}, ac); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(ac.Status.Conditions, v1alpha1.ConditionDegraded)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != appconfigctl.ReasonRolloutFailed || !strings.Contains(c.Message, "WebApp c1") {
+			return fmt.Errorf("Degraded = %+v", c)
+		}
+		return nil
+	})
+	if got := consumer(ac, "WebApp", "c1").State; got != v1alpha1.ConsumerFailed {
+		t.Errorf("c1 is %s, want Failed", got)
+	}
+	if got := consumer(ac, "WebApp", "c2").State; got != v1alpha1.ConsumerPending {
+		t.Errorf("c2 is %s, want Pending", got)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if g := deployment(t, ns, "c2").Generation; g != before["c2"] {
+		t.Error("c2 rolled out after c1 failed")
+	}
+
+	// Once c1 recovers, the rollout goes on.
+	markRolledOut(t, ns, "c1")
+	eventually(t, func() error {
+		if g := deployment(t, ns, "c2").Generation; g == before["c2"] {
+			return fmt.Errorf("c2 has not started")
+		}
+		return nil
+	})
+}
