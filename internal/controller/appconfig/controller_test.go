@@ -125,10 +125,10 @@ func generations(t *testing.T, ns string, names ...string) map[string]int64 {
 	return g
 }
 
-// consumer returns the AppConfig's status entry for a consumer.
-func consumer(ac *v1alpha1.AppConfig, kind, name string) v1alpha1.ConfigConsumer {
+// consumer returns the AppConfig's status entry for a WebApp.
+func consumer(ac *v1alpha1.AppConfig, name string) v1alpha1.ConfigConsumer {
 	for _, c := range ac.Status.Consumers {
-		if c.Kind == kind && c.Name == name {
+		if c.Kind == appconfigctl.KindWebApp && c.Name == name {
 			return c
 		}
 	}
@@ -193,7 +193,7 @@ func TestOnlyConsumersOfAChangedKeyRollOut(t *testing.T) {
 		}
 		return fmt.Errorf("no event %q", want)
 	})
-	if got := consumer(second, "WebApp", "b").Revision; got != first.Status.CurrentRevision {
+	if got := consumer(second, "b").Revision; got != first.Status.CurrentRevision {
 		t.Errorf("b runs revision %s, want %s, equal in the keys it uses", got, first.Status.CurrentRevision)
 	}
 	cm := &corev1.ConfigMap{}
@@ -230,14 +230,14 @@ func TestRestartingTheOperatorRollsNothingOut(t *testing.T) {
 
 	// Every key as env: an envFrom of the revision; as files: a projected
 	// volume of it, mounted read-only.
-	rev := "shop-config-" + consumer(before, "WebApp", "all").Revision
+	rev := "shop-config-" + consumer(before, "all").Revision
 	all := deployment(t, ns, "all").Spec.Template.Spec
 	if from := all.Containers[0].EnvFrom; len(from) != 1 || from[0].ConfigMapRef == nil || from[0].ConfigMapRef.Name != rev {
 		t.Errorf("envFrom = %+v, want the ConfigMap %s", from, rev)
 	}
 	files := deployment(t, ns, "files").Spec.Template.Spec
 	if len(files.Volumes) != 1 || files.Volumes[0].Projected == nil ||
-		files.Volumes[0].Projected.Sources[0].ConfigMap.Name != "shop-config-"+consumer(before, "WebApp", "files").Revision {
+		files.Volumes[0].Projected.Sources[0].ConfigMap.Name != "shop-config-"+consumer(before, "files").Revision {
 		t.Errorf("volumes = %+v, want a projected volume of the revision", files.Volumes)
 	}
 	if m := files.Containers[0].VolumeMounts; len(m) != 1 || m[0].MountPath != "/etc/steward/shop" || !m[0].ReadOnly {
@@ -651,10 +651,10 @@ func TestAFailedRolloutStopsTheRest(t *testing.T) {
 		}
 		return nil
 	})
-	if got := consumer(ac, "WebApp", "c1").State; got != v1alpha1.ConsumerFailed {
+	if got := consumer(ac, "c1").State; got != v1alpha1.ConsumerFailed {
 		t.Errorf("c1 is %s, want Failed", got)
 	}
-	if got := consumer(ac, "WebApp", "c2").State; got != v1alpha1.ConsumerPending {
+	if got := consumer(ac, "c2").State; got != v1alpha1.ConsumerPending {
 		t.Errorf("c2 is %s, want Pending", got)
 	}
 	time.Sleep(1500 * time.Millisecond)
