@@ -223,28 +223,43 @@ func (r *Reconciler) consumers(ctx context.Context, ac *v1alpha1.AppConfig) ([]c
 	}
 	slices.SortFunc(out, func(a, b consumer) int { return strings.Compare(a.name, b.name) })
 
+	// Only the metadata of every Deployment and StatefulSet is listed; the
+	// few that opt in are then read whole.
 	var plain []consumer
-	deps := &appsv1.DeploymentList{}
-	if err := r.APIReader.List(ctx, deps, client.InNamespace(ac.Namespace)); err != nil {
-		return nil, fmt.Errorf("listing Deployments: %w", err)
-	}
-	for i := range deps.Items {
-		d := &deps.Items[i]
-		if keys, ok := optedIn(d, ac.Name); ok {
-			c := consumer{kind: KindDeployment, name: d.Name, keys: keys, hash: d.Spec.Template.Annotations[Annotation(ac.Name)], plain: d}
-			c.healthy, c.failed = deploymentHealth(d)
-			plain = append(plain, c)
+	for _, kind := range []string{KindDeployment, KindStatefulSet} {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(kind + "List"))
+		if err := r.APIReader.List(ctx, list, client.InNamespace(ac.Namespace)); err != nil {
+			return nil, fmt.Errorf("listing %ss: %w", kind, err)
 		}
-	}
-	sets := &appsv1.StatefulSetList{}
-	if err := r.APIReader.List(ctx, sets, client.InNamespace(ac.Namespace)); err != nil {
-		return nil, fmt.Errorf("listing StatefulSets: %w", err)
-	}
-	for i := range sets.Items {
-		s := &sets.Items[i]
-		if keys, ok := optedIn(s, ac.Name); ok {
-			c := consumer{kind: KindStatefulSet, name: s.Name, keys: keys, hash: s.Spec.Template.Annotations[Annotation(ac.Name)], plain: s}
-			c.healthy = statefulSetHealthy(s)
+		for i := range list.Items {
+			keys, ok := optedIn(&list.Items[i], ac.Name)
+			if !ok {
+				continue
+			}
+			c := consumer{kind: kind, name: list.Items[i].Name, keys: keys}
+			key := client.ObjectKey{Namespace: ac.Namespace, Name: c.name}
+			var tmpl *corev1.PodTemplateSpec
+			var err error
+			switch kind {
+			case KindDeployment:
+				d := &appsv1.Deployment{}
+				err = r.APIReader.Get(ctx, key, d)
+				c.plain, tmpl = d, &d.Spec.Template
+				c.healthy, c.failed = deploymentHealth(d)
+			default:
+				s := &appsv1.StatefulSet{}
+				err = r.APIReader.Get(ctx, key, s)
+				c.plain, tmpl = s, &s.Spec.Template
+				c.healthy = statefulSetHealthy(s)
+			}
+			switch {
+			case apierrors.IsNotFound(err):
+				continue // deleted since the list
+			case err != nil:
+				return nil, fmt.Errorf("reading %s %s: %w", kind, c.name, err)
+			}
+			c.hash = tmpl.Annotations[Annotation(ac.Name)]
 			plain = append(plain, c)
 		}
 	}
