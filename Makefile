@@ -31,9 +31,10 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from the code's markers, for kustomize and the Helm chart.
-	$(CONTROLLER_GEN) rbac:roleName=steward-manager crd paths=./... \
-		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and the webhook configuration from the code's markers, for kustomize and the Helm chart.
+	$(CONTROLLER_GEN) rbac:roleName=steward-manager crd webhook paths=./... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac \
+		output:webhook:artifacts:config=config/webhook
 	rm -f $(CHART)/crds/*.yaml && cp config/crd/bases/*.yaml $(CHART)/crds/
 	sed -n '/^rules:/,$$p' config/rbac/role.yaml > $(CHART)/files/rules.yaml
 

@@ -90,6 +90,14 @@ func run() error {
 	fs.IntVar(&opts.DatabaseConcurrency, "database-concurrency", opts.DatabaseConcurrency, "Number of Databases reconciled in parallel.")
 	fs.StringVar(&opts.InstanceImage, "instance-image", opts.InstanceImage, "Steward's image, from which database pods copy the instance manager; normally the operator's own image.")
 	fs.DurationVar(&opts.GracefulShutdownTimeout, "graceful-shutdown-timeout", opts.GracefulShutdownTimeout, "How long reconciles in flight may take to finish on shutdown.")
+	opts.Webhook = manager.DefaultWebhookOptions()
+	fs.IntVar(&opts.Webhook.Port, "webhook-port", opts.Webhook.Port, "Port of the admission webhook server, which every replica runs; 0 turns the webhooks off.")
+	fs.StringVar(&opts.Webhook.Host, "webhook-host", opts.Webhook.Host, "Address the webhook server listens on; empty means every address.")
+	fs.StringVar(&opts.Webhook.CertDir, "webhook-cert-dir", opts.Webhook.CertDir, "Directory of the webhook server's tls.crt and tls.key; when they are missing, Steward provisions a self-signed certificate there.")
+	fs.StringVar(&opts.Webhook.ConfigurationName, "webhook-configuration-name", opts.Webhook.ConfigurationName, "ValidatingWebhookConfiguration whose caBundle Steward sets when it provisions the certificate.")
+	fs.StringVar(&opts.Webhook.ServiceName, "webhook-service-name", opts.Webhook.ServiceName, "Service in front of the webhook server; the provisioned certificate is issued for its DNS names.")
+	fs.StringVar(&opts.Webhook.ServiceNamespace, "webhook-service-namespace", opts.Webhook.ServiceNamespace, "Namespace of that Service and of the certificate Secret; in a pod, the pod's namespace by default.")
+	fs.StringVar(&opts.Webhook.CertSecretName, "webhook-cert-secret", opts.Webhook.CertSecretName, "Secret through which the replicas share the provisioned certificate; empty makes each replica generate its own.")
 	logFormat := fs.String("log-format", "json", "Log format: json or console.")
 	logLevel := fs.Int("log-level", 0, "Log verbosity: 0 for info, 1 or more for debug.")
 	ctrl.RegisterFlags(fs)
@@ -116,7 +124,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	log.Info("Starting manager", "leaderElection", opts.LeaderElection, "qps", opts.QPS, "webappConcurrency", opts.WebAppConcurrency)
+	log.Info("Starting manager", "leaderElection", opts.LeaderElection, "qps", opts.QPS, "webappConcurrency", opts.WebAppConcurrency, "webhookPort", opts.Webhook.Port)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}

@@ -98,6 +98,13 @@ func run(ctx context.Context, keep bool, operatorBin, samples string) (err error
 		}
 	}()
 
+	step("Applying an AppConfig whose data has a reference cycle: the admission webhook rejects it")
+	_, rejected := devenv.Kubectl(ctx, cluster, []byte(invalidAppConfig), "apply", "-f", "-")
+	if rejected == nil {
+		return errors.New("the AppConfig webhook admitted a reference cycle")
+	}
+	fmt.Printf("\n%v\n\n", rejected)
+
 	step("Applying the samples from %s", samples)
 	if _, err := devenv.Kubectl(ctx, cluster, nil, "apply", "-k", samples); err != nil {
 		return err
@@ -122,3 +129,17 @@ func run(ctx context.Context, keep bool, operatorBin, samples string) (err error
 	}
 	return ctx.Err()
 }
+
+// invalidAppConfig has a reference cycle, which only the webhook can find.
+const invalidAppConfig = `apiVersion: steward.dev/v1alpha1
+kind: AppConfig
+metadata:
+  name: demo-invalid
+  namespace: default
+spec:
+  application: demo
+  environment: dev
+  data:
+    URL: "https://${HOST}/"
+    HOST: "${URL}.example.com"
+`

@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/steward-dev/steward/internal/localcluster"
 )
@@ -47,6 +48,19 @@ type Environment struct {
 
 // Start starts etcd and kube-apiserver and installs the CRDs from config/crd.
 func Start() (*Environment, error) {
+	return start(false)
+}
+
+// StartWithWebhooks is Start, and also installs the webhook configurations
+// from config/webhook, rewritten to call a webhook server on this machine:
+// start one on WebhookOptions, e.g. a manager's with
+// ctrl.Options{WebhookServer: webhook.NewServer(env.WebhookOptions())}.
+// Until it serves, writes of the kinds the webhooks check fail.
+func StartWithWebhooks() (*Environment, error) {
+	return start(true)
+}
+
+func start(webhooks bool) (*Environment, error) {
 	bins := os.Getenv("KUBEBUILDER_ASSETS")
 	if bins == "" {
 		dir, err := localcluster.BinDir()
@@ -64,11 +78,25 @@ func Start() (*Environment, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
+	if webhooks {
+		env.WebhookInstallOptions = envtest.WebhookInstallOptions{
+			Paths:            []string{filepath.Join(root, "config", "webhook")},
+			LocalServingHost: "127.0.0.1",
+		}
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting the API server: %w", err)
 	}
 	return &Environment{env: env, Config: cfg}, nil
+}
+
+// WebhookOptions are where the webhook configurations StartWithWebhooks
+// installed send their requests, and the serving certificate the API server
+// trusts.
+func (e *Environment) WebhookOptions() webhook.Options {
+	o := e.env.WebhookInstallOptions
+	return webhook.Options{Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir}
 }
 
 // Stop stops the API server and etcd.

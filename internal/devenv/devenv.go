@@ -96,6 +96,8 @@ type Operator struct {
 
 // StartOperator starts the steward binary against the cluster, on free
 // loopback ports, and waits until /readyz answers. Its output goes to out.
+// The cluster's admission webhooks call it (see LocalWebhookConfiguration),
+// with a certificate it provisions in the cluster's directory.
 func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, out *os.File, args ...string) (*Operator, error) {
 	metricsPort, err := freePort()
 	if err != nil {
@@ -105,11 +107,23 @@ func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, 
 	if err != nil {
 		return nil, err
 	}
+	webhookPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	if err := registerWebhooks(ctx, c, webhookPort); err != nil {
+		return nil, err
+	}
 	args = append([]string{
 		"--kubeconfig=" + c.Kubeconfig(),
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probePort),
 		"--leader-election-namespace=default",
+		"--webhook-host=127.0.0.1",
+		"--webhook-port=" + strconv.Itoa(webhookPort),
+		"--webhook-cert-dir=" + filepath.Join(c.Dir(), "webhook-certs"),
+		"--webhook-configuration-name=" + LocalWebhookConfiguration,
+		"--webhook-service-namespace=", // no Service: the certificate is for 127.0.0.1
 	}, args...)
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = out, out

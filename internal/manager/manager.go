@@ -96,6 +96,9 @@ type Options struct {
 	// GracefulShutdownTimeout bounds how long running reconciles may take to
 	// finish on shutdown.
 	GracefulShutdownTimeout time.Duration
+
+	// Webhook configures the admission webhooks; off in DefaultOptions.
+	Webhook WebhookOptions
 }
 
 // DefaultOptions are the flags' defaults.
@@ -167,7 +170,12 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		byObject[obj] = cache.ByObject{Label: labels.ManagedSelector()}
 	}
 
+	webhooks, err := webhookServer(cfg, opts.Webhook)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		WebhookServer:                 webhooks,
 		Scheme:                        Scheme(),
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.ProbeAddr,
@@ -198,6 +206,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr)); err != nil {
 		return nil, fmt.Errorf("adding ready check: %w", err)
+	}
+	if err := setupWebhooks(mgr, opts.Webhook); err != nil {
+		return nil, err
 	}
 
 	err = (&webapp.Reconciler{

@@ -68,13 +68,29 @@ func TestHelmChart(t *testing.T) {
 
 	kubectl(t, "", "create", "namespace", "steward-system")
 	kubectl(t, string(rendered), "apply", "--server-side", "-f", "-")
+	// The webhook configuration sends AppConfig writes to pods that do not
+	// run here (kwok): remove it, or every later AppConfig write fails.
+	t.Cleanup(func() {
+		_, _ = kubectlMayFail("delete", "validatingwebhookconfiguration", "steward-validating-webhook-configuration", "--ignore-not-found")
+	})
 	ns := "--namespace=steward-system"
 	kubectl(t, "", ns, "rollout", "status", "deployment/steward", "--timeout=60s")
 	args := kubectl(t, "", ns, "get", "deployment", "steward", "-o", "jsonpath={.spec.template.spec.containers[0].args}")
-	for _, want := range []string{"--leader-elect=true", "--webapp-concurrency=10", "--kube-api-qps=-1"} {
+	for _, want := range []string{"--leader-elect=true", "--webapp-concurrency=10", "--kube-api-qps=-1",
+		"--webhook-port=9443", "--webhook-service-name=steward-webhook", "--webhook-configuration-name=steward-validating-webhook-configuration"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("operator args %s lack %s", args, want)
 		}
+	}
+
+	service := kubectl(t, "", ns, "get", "service", "steward-webhook", "-o", "jsonpath={.spec.ports[0].port} {.spec.ports[0].targetPort}")
+	if service != "443 webhook" {
+		t.Errorf("webhook Service port and target = %q, want 443 webhook", service)
+	}
+	whService := kubectl(t, "", "get", "validatingwebhookconfiguration", "steward-validating-webhook-configuration",
+		"-o", "jsonpath={.webhooks[0].clientConfig.service.namespace}/{.webhooks[0].clientConfig.service.name}")
+	if whService != "steward-system/steward-webhook" {
+		t.Errorf("the webhook configuration calls %q, want steward-system/steward-webhook", whService)
 	}
 
 	sa := "--as=system:serviceaccount:steward-system:steward"
@@ -86,6 +102,8 @@ func TestHelmChart(t *testing.T) {
 		{"create", "configmaps"}, {"watch", "pods"}, {"patch", "pods"}, {"list", "secrets"},
 		{"delete", "persistentvolumeclaims"}, {"patch", "databases.steward.dev"},
 		{"update", "databases.steward.dev", "--subresource=finalizers"},
+		{"patch", "validatingwebhookconfigurations.admissionregistration.k8s.io/steward-validating-webhook-configuration"},
+		{"update", "secrets"},
 	} {
 		verb := allowed[0]
 		if verb == "apply" {
@@ -100,6 +118,8 @@ func TestHelmChart(t *testing.T) {
 		{"delete", "namespaces"}, {"create", "pods"}, {"delete", "pods"},
 		{"create", "persistentvolumeclaims"}, {"delete", "persistentvolumes"}, {"list", "storageclasses.storage.k8s.io"},
 		{"update", "webapps.steward.dev"}, {"update", "caches.steward.dev"},
+		{"patch", "validatingwebhookconfigurations.admissionregistration.k8s.io/other"},
+		{"patch", "mutatingwebhookconfigurations.admissionregistration.k8s.io"},
 	} {
 		out, _ := kubectlMayFail(append([]string{"auth", "can-i", sa}, denied...)...)
 		if strings.TrimSpace(out) != "no" {

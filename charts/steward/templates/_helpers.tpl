@@ -22,3 +22,9 @@ app.kubernetes.io/name: {{ .Chart.Name }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: manager
 {{- end -}}
+
+{{/* The ValidatingWebhookConfiguration. Its name is fixed: the operator's
+RBAC rule (generated from the code) allows patching only that name. */}}
+{{- define "steward.webhookConfiguration" -}}
+steward-validating-webhook-configuration
+{{- end -}}

@@ -1,0 +1,195 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhook
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/appconfig"
+)
+
+// AppConfigPath is where the AppConfig validator is served, the path
+// controller-runtime derives from the kind and the one the webhook
+// configurations name.
+const AppConfigPath = "/validate-steward-dev-v1alpha1-appconfig"
+
+// maxErrors bounds the problems listed in one answer; the rest are counted.
+const maxErrors = 20
+
+// +kubebuilder:webhook:path=/validate-steward-dev-v1alpha1-appconfig,mutating=false,failurePolicy=fail,sideEffects=None,groups=steward.dev,resources=appconfigs,verbs=create;update,versions=v1alpha1,name=vappconfig.steward.dev,admissionReviewVersions=v1,timeoutSeconds=5,matchPolicy=Equivalent,serviceName=steward-webhook,serviceNamespace=steward-system
+
+// AppConfigValidator rejects an AppConfig whose data the reconciler could
+// not render: an unknown reference, a reference cycle, an invalid key, an
+// unterminated "${", data over the size limit, or a reference to a
+// secretData key. CEL validation in the CRD cannot find cycles, hence the
+// webhook.
+type AppConfigValidator struct{}
+
+var _ admission.Validator[*v1alpha1.AppConfig] = AppConfigValidator{}
+
+// SetupAppConfigWebhook registers the validator on the manager's webhook
+// server at AppConfigPath.
+func SetupAppConfigWebhook(mgr ctrl.Manager) error {
+	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.AppConfig{}).
+		WithValidator(AppConfigValidator{}).
+		WithValidatorCustomPath(AppConfigPath).
+		Complete()
+}
+
+// ValidateCreate checks a new AppConfig.
+func (AppConfigValidator) ValidateCreate(_ context.Context, obj *v1alpha1.AppConfig) (admission.Warnings, error) {
+	return nil, validate(obj)
+}
+
+// ValidateUpdate checks a changed spec. An update that leaves the spec as it
+// was is admitted even if the spec is invalid (it may predate the webhook),
+// so that labels, annotations and finalizers can always be changed.
+func (AppConfigValidator) ValidateUpdate(_ context.Context, oldObj, newObj *v1alpha1.AppConfig) (admission.Warnings, error) {
+	if equality.Semantic.DeepEqual(oldObj.Spec, newObj.Spec) {
+		return nil, nil
+	}
+	return nil, validate(newObj)
+}
+
+// ValidateDelete admits every deletion.
+func (AppConfigValidator) ValidateDelete(context.Context, *v1alpha1.AppConfig) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// validate returns an Invalid API error listing every problem, or nil.
+func validate(obj *v1alpha1.AppConfig) error {
+	errs := Problems(obj)
+	if len(errs) == 0 {
+		return nil
+	}
+	gk := v1alpha1.GroupVersion.WithKind("AppConfig").GroupKind()
+	return apierrors.NewInvalid(gk, obj.Name, errs)
+}
+
+// Problems lists what is wrong with an AppConfig's data and overrides, as
+// appconfig.Validate finds it, with a reference to a secretData key named
+// as such. The overrides of the other environments are checked as if the
+// AppConfig rendered them, so that a configuration promoted from dev to
+// prod does not fail there for the first time. Each error's field is
+// spec.data or spec.overrides.<environment> (spec for the whole spec), and
+// its detail names the key and position, e.g.
+//
+//	spec.data: Invalid value: key "A", position 1: reference cycle A -> B -> A
+func Problems(obj *v1alpha1.AppConfig) field.ErrorList {
+	spec := appconfig.Spec{Data: obj.Spec.Data, Overrides: obj.Spec.Overrides}
+	vars := appconfig.Vars{Namespace: obj.Namespace, Application: obj.Spec.Application}
+	found := appconfig.Validate(spec, obj.Spec.Environment, vars)
+	for _, env := range appconfig.Environments {
+		if env == obj.Spec.Environment || spec.Overrides[env] == nil {
+			continue
+		}
+		// Only what the overrides add: the data's own problems are
+		// already listed, and would be again for every environment.
+		for _, fe := range appconfig.Validate(spec, env, vars) {
+			if fe.Field == "overrides."+env && !slices.Contains(found, fe) {
+				found = append(found, fe)
+			}
+		}
+	}
+	slices.SortStableFunc(found, func(a, b appconfig.FieldError) int {
+		return cmp.Or(cmp.Compare(fieldRank(a.Field), fieldRank(b.Field)), cmp.Compare(a.Field, b.Field),
+			cmp.Compare(a.Key, b.Key), cmp.Compare(a.Position, b.Position))
+	})
+	var errs field.ErrorList
+	for i, fe := range found {
+		if i == maxErrors {
+			errs = append(errs, field.Invalid(field.NewPath("spec"), field.OmitValueType{},
+				fmt.Sprintf("and %d more problems", len(found)-maxErrors)))
+			break
+		}
+		path := field.NewPath("spec")
+		if fe.Field != "" {
+			path = field.NewPath("spec", strings.Split(fe.Field, ".")...)
+		}
+		if name, ok := secretReference(obj, fe); ok {
+			errs = append(errs, field.Forbidden(path, detail(fe,
+				fmt.Sprintf("${%s} refers to a secretData key: secret values are never rendered into the ConfigMap, so data cannot refer to them", name))))
+			continue
+		}
+		errs = append(errs, field.Invalid(path, field.OmitValueType{}, detail(fe, fe.Message)))
+	}
+	return errs
+}
+
+// fieldRank orders the whole spec first, then data, then the overrides.
+func fieldRank(f string) int {
+	switch f {
+	case "":
+		return 0
+	case "data":
+		return 1
+	}
+	return 2
+}
+
+// detail formats a problem without its field, which the error's path names:
+// `key "A", position 1: reference cycle A -> B -> A`.
+func detail(fe appconfig.FieldError, msg string) string {
+	var b strings.Builder
+	if fe.Key != "" || fe.Field == "data" {
+		fmt.Fprintf(&b, "key %q", fe.Key)
+		if fe.Position > 0 {
+			fmt.Fprintf(&b, ", position %d", fe.Position)
+		}
+		b.WriteString(": ")
+	}
+	b.WriteString(msg)
+	return b.String()
+}
+
+// secretReference tells whether fe is an unknown reference to a key of
+// spec.secretData, and returns that key. appconfig.Validate knows nothing of
+// secret keys, so it reports such a reference as unknown.
+func secretReference(obj *v1alpha1.AppConfig, fe appconfig.FieldError) (string, bool) {
+	if !strings.HasPrefix(fe.Message, "unknown reference ") || fe.Position < 1 {
+		return "", false
+	}
+	values := obj.Spec.Data
+	if env, ok := strings.CutPrefix(fe.Field, "overrides."); ok {
+		values = obj.Spec.Overrides[env]
+	}
+	value, ok := values[fe.Key]
+	if !ok || fe.Position > len(value) {
+		return "", false
+	}
+	ref, ok := strings.CutPrefix(value[fe.Position-1:], "${")
+	if !ok {
+		return "", false
+	}
+	name, _, ok := strings.Cut(ref, "}")
+	if !ok {
+		return "", false
+	}
+	_, secret := obj.Spec.SecretData[name]
+	return name, secret
+}
