@@ -671,3 +671,51 @@ func TestAFailedRolloutStopsTheRest(t *testing.T) {
 		return nil
 	})
 }
+
+func TestOldRevisionsArePrunedButNotOnesInUse(t *testing.T) {
+	startOperator(t)
+	ns := namespace(t, true)
+	create(t, newAppConfig(ns, map[string]string{"A": "0", "B": "b"}, func(ac *v1alpha1.AppConfig) {
+		ac.Spec.RevisionHistoryLimit = new(int32(2))
+	}))
+	create(t, webApp(ns, "b", uses("B")))
+	first := settled(t, ns).Status.CurrentRevision
+	for i := 1; i <= 4; i++ {
+		edit(t, ns, func(ac *v1alpha1.AppConfig) { ac.Spec.Data["A"] = fmt.Sprint(i) })
+		eventually(t, func() error {
+			ac := settled(t, ns)
+			if ac.Status.CurrentRevision != ac.Status.LatestRevision || ac.Status.ObservedGeneration != ac.Generation {
+				return fmt.Errorf("edit %d not rolled out yet", i)
+			}
+			return nil
+		})
+	}
+	ac := settled(t, ns)
+	// The two newest, and the first, which b still runs: A is not its key.
+	want := []string{ac.Status.Revisions[0].Name, ac.Status.Revisions[1].Name, first}
+	var got []string
+	for _, r := range ac.Status.Revisions {
+		got = append(got, r.Name)
+	}
+	if !slices.Equal(got, want) || consumer(ac, "b").Revision != first {
+		t.Errorf("kept revisions %v, b runs %s; want %v with b on %s", got, consumer(ac, "b").Revision, want, first)
+	}
+	eventually(t, func() error {
+		cms := &corev1.ConfigMapList{}
+		if err := k8s.List(context.Background(), cms, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var names []string
+		for _, cm := range cms.Items {
+			if strings.HasPrefix(cm.Name, "shop-config-") {
+				names = append(names, strings.TrimPrefix(cm.Name, "shop-config-"))
+			}
+		}
+		slices.Sort(names)
+		w := slices.Sorted(slices.Values(want))
+		if !slices.Equal(names, w) {
+			return fmt.Errorf("revision ConfigMaps %v, want %v", names, w)
+		}
+		return nil
+	})
+}
