@@ -22,6 +22,7 @@ import (
 
 // AppConfigSpec is the configuration of one application in one environment.
 // +kubebuilder:validation:XValidation:rule="!has(self.secretData) || !has(self.data) || self.secretData.all(k, !(k in self.data))",message="a key cannot be in both data and secretData"
+// +kubebuilder:validation:XValidation:rule="!has(self.secretData) || !has(self.overrides) || self.overrides.all(e, self.secretData.all(k, !(k in self.overrides[e])))",message="a key cannot be in both an override and secretData"
 type AppConfigSpec struct {
 	// Application names the application. The rendered ConfigMap is
 	// "<application>-config", and each revision is
@@ -112,8 +113,10 @@ type ConfigRollout struct {
 	DebounceSeconds *int32 `json:"debounceSeconds,omitempty"`
 
 	// MaxConcurrent is how many consumers roll out at once. The next one
-	// starts when one of them is healthy again; a consumer whose rollout
-	// fails holds its place, which stops the rollout there.
+	// starts when one of them is healthy again. A consumer whose rollout
+	// failed (its Deployment's progress deadline passed) keeps its place
+	// until it recovers, so once maxConcurrent consumers have failed the
+	// rollout stops there; with 1, the first failure stops it.
 	// +optional
 	// +kubebuilder:default=5
 	// +kubebuilder:validation:Minimum=1
@@ -189,8 +192,11 @@ type ConfigConsumer struct {
 
 // ConfigRevision is one rendered, immutable revision.
 type ConfigRevision struct {
-	// Name is the revision: a content hash, and the suffix of its ConfigMap
-	// "<application>-config-<name>".
+	// Name is the revision, and the suffix of its ConfigMap
+	// "<application>-config-<name>": a hash of the rendered data and of a
+	// token per secret key, which changes whenever that key's value
+	// changes. Equal data renders the same name; secret values never enter
+	// the hash.
 	// +required
 	Name string `json:"name"`
 

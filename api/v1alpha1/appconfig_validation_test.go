@@ -62,6 +62,10 @@ func TestAppConfigAdmission(t *testing.T) {
 		{"secret key also in data", func(c *v1alpha1.AppConfig) {
 			c.Spec.SecretData = map[string]v1alpha1.SecretValueRef{"A": {SecretName: "s", Key: "k"}}
 		}, "both data and secretData"},
+		{"secret key also in an override", func(c *v1alpha1.AppConfig) {
+			c.Spec.Overrides = map[string]map[string]string{"prod": {"PASS": "x"}}
+			c.Spec.SecretData = map[string]v1alpha1.SecretValueRef{"PASS": {SecretName: "s", Key: "k"}}
+		}, "both an override and secretData"},
 		{"invalid secret key", func(c *v1alpha1.AppConfig) {
 			c.Spec.SecretData = map[string]v1alpha1.SecretValueRef{"db-password": {SecretName: "s", Key: "k"}}
 		}, "secretData keys must match"},

@@ -101,6 +101,9 @@ type Options struct {
 	Webhook WebhookOptions
 }
 
+// DefaultAppConfigResync is the default of Options.AppConfigResync.
+const DefaultAppConfigResync = 2 * time.Minute
+
 // DefaultOptions are the flags' defaults.
 func DefaultOptions() Options {
 	return Options{

@@ -36,6 +36,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -148,7 +149,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ac *v1alpha1.AppConfig, st *
 	vars := appconfig.Vars{Namespace: ac.Namespace, Application: ac.Spec.Application}
 	if errs := appconfig.Validate(spec, ac.Spec.Environment, vars); len(errs) > 0 {
 		msg := (&appconfig.ValidationError{Errors: errs}).Error()
-		setTrouble(ac, st, trouble{ReasonInvalidSpec, "Invalid configuration: " + strings.ReplaceAll(msg, "\n", "; ")})
+		r.setTrouble(ac, st, trouble{ReasonInvalidSpec, "Invalid configuration: " + strings.ReplaceAll(msg, "\n", "; ")})
 		return ctrl.Result{}, nil // a spec change brings the next event
 	}
 	values, err := appconfig.Render(spec, ac.Spec.Environment, vars)
@@ -160,12 +161,16 @@ func (r *Reconciler) reconcile(ctx context.Context, ac *v1alpha1.AppConfig, st *
 		return ctrl.Result{}, err
 	}
 	if tr != nil {
-		setTrouble(ac, st, *tr)
+		r.setTrouble(ac, st, *tr)
 		return ctrl.Result{RequeueAfter: min(30*time.Second, r.resync())}, nil
 	}
 
 	latest, err := r.render(ctx, ac, st, values, secrets, now)
 	if err != nil {
+		if reason, ok := apply.UserError(err); ok {
+			r.setTrouble(ac, st, trouble{reason, err.Error()})
+			return ctrl.Result{RequeueAfter: time.Minute}, nil
+		}
 		return ctrl.Result{}, err
 	}
 
@@ -177,7 +182,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ac *v1alpha1.AppConfig, st *
 	switch {
 	case ac.Spec.Revision != "":
 		if !hasRevision(st, ac.Spec.Revision) {
-			setTrouble(ac, st, trouble{ReasonRevisionNotFound, fmt.Sprintf(
+			r.setTrouble(ac, st, trouble{ReasonRevisionNotFound, fmt.Sprintf(
 				"Pinned revision %s is not kept; kept revisions: %s", ac.Spec.Revision, strings.Join(revisionNames(st), ", "))})
 			return ctrl.Result{}, r.prune(ctx, ac, st)
 		}
@@ -203,7 +208,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ac *v1alpha1.AppConfig, st *
 	}
 	if err := r.applyCurrent(ctx, ac, targetCM); err != nil {
 		if reason, ok := apply.UserError(err); ok {
-			setTrouble(ac, st, trouble{reason, err.Error()})
+			r.setTrouble(ac, st, trouble{reason, err.Error()})
 			return ctrl.Result{RequeueAfter: time.Minute}, nil
 		}
 		return ctrl.Result{}, err
@@ -498,7 +503,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, ac *v1alpha1.AppConfig, st
 
 // setTrouble reports a problem that stops the AppConfig before a rollout.
 // Consumers keep running the revisions they run.
-func setTrouble(ac *v1alpha1.AppConfig, st *v1alpha1.AppConfigStatus, t trouble) {
+func (r *Reconciler) setTrouble(ac *v1alpha1.AppConfig, st *v1alpha1.AppConfigStatus, t trouble) {
+	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady); c == nil || c.Reason != t.reason || c.Message != t.message {
+		r.Recorder.Eventf(ac, nil, corev1.EventTypeWarning, t.reason, "Render", "%s", t.message)
+	}
 	st.Phase = v1alpha1.AppConfigDegraded
 	if t.reason == ReasonInvalidSpec {
 		st.Phase = v1alpha1.AppConfigPending
@@ -529,7 +537,7 @@ func setRolloutStatus(ac *v1alpha1.AppConfig, st *v1alpha1.AppConfigStatus, late
 	degraded := conditions.False(ReasonRolledOut, "No consumer's rollout failed")
 	switch {
 	case len(failed) > 0:
-		degraded = conditions.True(ReasonRolloutFailed, "Rollout stopped: "+strings.Join(failed, "; "))
+		degraded = conditions.True(ReasonRolloutFailed, "Rollout failed: "+strings.Join(failed, "; "))
 	case len(blocked) > 0:
 		degraded = conditions.True(ReasonConsumerBlocked, strings.Join(blocked, "; "))
 	}

@@ -544,6 +544,21 @@ func TestPlainDeploymentsOptIn(t *testing.T) {
 		t.Errorf("a change of LOG_LEVEL: generation %d (was %d), hash %s (was %s)", d.Generation, gen,
 			d.Spec.Template.Annotations[appconfigctl.Annotation("shop")], hash)
 	}
+
+	// Using one more key rolls it out once, and the rollout completes.
+	eventually(t, func() error {
+		d := deployment(t, ns, "legacy")
+		d.Annotations[appconfigctl.KeysAnnotation] = "LOG_LEVEL,OTHER"
+		return k8s.Update(context.Background(), d)
+	})
+	gen = deployment(t, ns, "legacy").Generation
+	eventually(t, func() error {
+		if d := deployment(t, ns, "legacy"); d.Generation != gen+1 {
+			return fmt.Errorf("generation %d, want %d", d.Generation, gen+1)
+		}
+		return nil
+	})
+	settled(t, ns)
 }
 
 func TestInvalidConfigurationIsAConditionAndChangesNothing(t *testing.T) {
@@ -596,6 +611,17 @@ func TestWebAppWaitsForItsAppConfig(t *testing.T) {
 	waitReason(v1alpha1.ReasonAppConfigNotFound)
 	create(t, newAppConfig(ns, map[string]string{"OTHER": "x"}))
 	waitReason(v1alpha1.ReasonMissingConfigKey)
+	eventually(t, func() error {
+		ac := &v1alpha1.AppConfig{}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "shop"}, ac); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(ac.Status.Conditions, v1alpha1.ConditionDegraded)
+		if got := consumer(ac, "a"); got.State != v1alpha1.ConsumerBlocked || c == nil || c.Reason != appconfigctl.ReasonConsumerBlocked {
+			return fmt.Errorf("consumer a = %+v, Degraded = %+v", got, c)
+		}
+		return nil
+	})
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "a"}, &appsv1.Deployment{}); err == nil {
 		t.Error("a Deployment was created without the key it uses")
 	}

@@ -90,7 +90,7 @@ func (r *Reconciler) rollOut(ctx context.Context, ac *v1alpha1.AppConfig, st *v1
 	inFlight := 0
 	poll := false
 	for _, c := range found {
-		p, seen := prev[c.kind+"/"+c.name]
+		p := prev[c.kind+"/"+c.name]
 		entry := v1alpha1.ConfigConsumer{Kind: c.kind, Name: c.name, Keys: c.keys, Revision: p.Revision, State: p.State, Since: p.Since}
 		if entry.Revision == "" {
 			entry.Revision = target
@@ -104,20 +104,25 @@ func (r *Reconciler) rollOut(ctx context.Context, ac *v1alpha1.AppConfig, st *v1
 			// someone deleted it): move it to the target.
 			entry.Revision, runs = target, targetRev
 		}
+		missing := missingKeys(targetRev, c.keys)
 		switch {
+		case len(missing) > 0:
+			// It waits, on whatever it runs, until the keys exist.
+			if entry.State != v1alpha1.ConsumerBlocked {
+				r.Recorder.Eventf(ac, nil, corev1.EventTypeWarning, ReasonConsumerBlocked, "RollOut",
+					"%s %s uses %s, which revision %s does not have", c.kind, c.name, strings.Join(missing, ", "), target)
+			}
+			setState(&entry, v1alpha1.ConsumerBlocked, fmt.Sprintf("uses %s, which revision %s does not have", strings.Join(missing, ", "), target), now)
 		case entry.Revision != target && len(runs.Changed(targetRev, c.keys)) == 0:
 			// Equal in the keys it uses: it keeps running what it runs.
 			setState(&entry, v1alpha1.ConsumerUpToDate, "", now)
 		case entry.Revision != target:
-			if missing := missingKeys(targetRev, c.keys); len(missing) > 0 {
-				setState(&entry, v1alpha1.ConsumerBlocked, fmt.Sprintf("uses %s, which revision %s does not have", strings.Join(missing, ", "), target), now)
-				break
-			}
 			setState(&entry, v1alpha1.ConsumerPending, "", now)
 			waiting = append(waiting, len(next))
-		case c.plain != nil && !seen && c.hash != targetRev.Hash(c.keys):
-			// A plain workload that just opted in rolls out once, so that its
-			// pods are known to run the current values.
+		case c.plain != nil && c.hash != targetRev.Hash(c.keys):
+			// A plain workload that just opted in, or changed the keys it
+			// uses, rolls out once, so that its pods are known to run the
+			// current values of its keys.
 			setState(&entry, v1alpha1.ConsumerPending, "", now)
 			waiting = append(waiting, len(next))
 		case c.hash == targetRev.Hash(c.keys) && c.healthy:
@@ -127,6 +132,10 @@ func (r *Reconciler) rollOut(ctx context.Context, ac *v1alpha1.AppConfig, st *v1
 			}
 			setState(&entry, v1alpha1.ConsumerUpToDate, "", now)
 		case c.failed != "":
+			if entry.State != v1alpha1.ConsumerFailed {
+				r.Recorder.Eventf(ac, nil, corev1.EventTypeWarning, ReasonRolloutFailed, "RollOut",
+					"Rollout of revision %s to %s %s failed: %s", target, c.kind, c.name, c.failed)
+			}
 			setState(&entry, v1alpha1.ConsumerFailed, c.failed, now)
 			inFlight++
 		default:
@@ -152,7 +161,7 @@ func (r *Reconciler) rollOut(ctx context.Context, ac *v1alpha1.AppConfig, st *v1
 		changed := runs.Changed(targetRev, c.keys)
 		why := "keys " + strings.Join(changed, ", ") + " changed"
 		if entry.Revision == target {
-			why = "it opted in"
+			why = "it opted in or changed the keys it uses"
 		}
 		if c.plain != nil {
 			if err := r.restartPlain(ctx, ac, c, targetRev.Hash(c.keys)); err != nil {
