@@ -93,25 +93,32 @@ var measures = []string{"convergence", "idle", "unrelated", "change", "isolation
 
 // selectMeasures checks the -measures flag against the kind.
 func selectMeasures(cfg config) ([]string, error) {
+	var out []string
 	if cfg.Measures == "" {
 		if !strings.EqualFold(cfg.Kind, "WebApp") {
 			return slices.DeleteFunc(slices.Clone(measures), func(m string) bool { return m == "config" }), nil
 		}
-		return measures, nil
-	}
-	var out []string
-	for m := range strings.SplitSeq(cfg.Measures, ",") {
-		m = strings.TrimSpace(m)
-		if !slices.Contains(measures, m) {
-			return nil, fmt.Errorf("no measure %q; known: %s", m, strings.Join(measures, ", "))
+		out = measures
+	} else {
+		for m := range strings.SplitSeq(cfg.Measures, ",") {
+			m = strings.TrimSpace(m)
+			if !slices.Contains(measures, m) {
+				return nil, fmt.Errorf("no measure %q; known: %s", m, strings.Join(measures, ", "))
+			}
+			if m == "config" && !strings.EqualFold(cfg.Kind, "WebApp") {
+				return nil, errors.New("the config measure rolls out WebApps: it needs -kind WebApp")
+			}
+			out = append(out, m)
 		}
-		if m == "config" && !strings.EqualFold(cfg.Kind, "WebApp") {
-			return nil, errors.New("the config measure rolls out WebApps: it needs -kind WebApp")
-		}
-		out = append(out, m)
 	}
 	if slices.Contains(out, "change") && !slices.Contains(out, "convergence") {
 		return nil, errors.New("the change measure edits an object the convergence measure creates: select both")
+	}
+	if slices.Contains(out, "config") && (cfg.ConfigChanged < 1 || cfg.ConfigChanged > cfg.ConfigConsumers) {
+		return nil, fmt.Errorf("-config-changed=%d must be between 1 and -config-consumers=%d", cfg.ConfigChanged, cfg.ConfigConsumers)
+	}
+	if slices.Contains(out, "config") && (len(cfg.ConfigMaxConcurrent) == 0 || cfg.ConfigRounds < 1) {
+		return nil, errors.New("the config measure needs -config-max-concurrent and -config-rounds of at least 1")
 	}
 	// In the usual order, whatever order they were given in.
 	return slices.DeleteFunc(slices.Clone(measures), func(m string) bool { return !slices.Contains(out, m) }), nil
