@@ -54,6 +54,7 @@ func TestBenchSmall(t *testing.T) {
 			t.Errorf("object writes per WebApp = %v, want 2 + %v status (all: %v)", fc.ObjectWritesPer, status, fc.RequestsPerObj)
 		}
 		checkSmall(t, res, cfg)
+		checkConfigRollout(t, res, cfg)
 	})
 	t.Run("Database", func(t *testing.T) {
 		res, cfg := runSmall(t, "Database", 10)
@@ -96,6 +97,7 @@ func runSmall(t *testing.T, kind string, n int) (*results, config) {
 		Kind: kind, N: n, Namespaces: 4, Concurrency: 4, Rounds: 1,
 		Edits: 3, Invalid: 10, Probes: 3, UnrelatedConfigMaps: 100, UnrelatedSecret: 20,
 		Idle: 5 * time.Second, ControllerManagerQPS: 100, KCMBurst: 200,
+		ConfigConsumers: 40, ConfigChanged: 4, ConfigRounds: 1, ConfigMaxConcurrent: intList{5},
 		Out: filepath.Join(t.TempDir(), "results.json"),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -133,6 +135,25 @@ func checkSmall(t *testing.T, res *results, cfg config) {
 	var back results
 	if err := json.Unmarshal(raw, &back); err != nil || back.Convergence.MedianRatio != res.Convergence.MedianRatio {
 		t.Errorf("JSON results do not round-trip: %v", err)
+	}
+}
+
+// checkConfigRollout checks that a change of a key some consumers of an
+// AppConfig use restarted exactly those.
+func checkConfigRollout(t *testing.T, res *results, cfg config) {
+	t.Helper()
+	cr := res.ConfigRollout
+	if cr == nil || len(cr.Trials) != cfg.ConfigRounds*len(cfg.ConfigMaxConcurrent) {
+		t.Fatalf("config rollout = %+v, want %d trials", cr, cfg.ConfigRounds*len(cfg.ConfigMaxConcurrent))
+	}
+	for _, tr := range cr.Trials {
+		if !tr.exact(cfg.ConfigChanged) {
+			t.Errorf("maxConcurrent %d: %d Deployments restarted, want exactly the %d users of the changed key: %v",
+				tr.MaxConcurrent, tr.Restarted, cfg.ConfigChanged, tr.Unexpected)
+		}
+		if tr.LastAvailableSeconds <= 0 || tr.ReadySeconds <= 0 {
+			t.Errorf("rollout not timed: %+v", tr)
+		}
 	}
 }
 

@@ -29,6 +29,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -54,6 +56,72 @@ type config struct {
 	Idle                                 time.Duration
 	ControllerManagerQPS, KCMBurst       int
 	Kind, Out                            string
+	// Measures are the measures run, comma-separated; empty means every
+	// one that applies to the kind.
+	Measures string
+	// The config rollout measure (WebApp only).
+	ConfigConsumers, ConfigChanged, ConfigRounds, ConfigDebounce int
+	ConfigMaxConcurrent                                          intList
+}
+
+// intList is a flag of comma-separated integers.
+type intList []int
+
+func (l *intList) String() string {
+	parts := make([]string, len(*l))
+	for i, v := range *l {
+		parts[i] = strconv.Itoa(v)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *intList) Set(s string) error {
+	*l = nil
+	for f := range strings.SplitSeq(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return fmt.Errorf("%q is not a positive integer", f)
+		}
+		*l = append(*l, v)
+	}
+	return nil
+}
+
+// measures are the measures in the order they run; the change latency edits
+// an object the convergence measure created.
+var measures = []string{"convergence", "idle", "unrelated", "change", "isolation", "config"}
+
+// selectMeasures checks the -measures flag against the kind.
+func selectMeasures(cfg config) ([]string, error) {
+	var out []string
+	if cfg.Measures == "" {
+		if !strings.EqualFold(cfg.Kind, "WebApp") {
+			return slices.DeleteFunc(slices.Clone(measures), func(m string) bool { return m == "config" }), nil
+		}
+		out = measures
+	} else {
+		for m := range strings.SplitSeq(cfg.Measures, ",") {
+			m = strings.TrimSpace(m)
+			if !slices.Contains(measures, m) {
+				return nil, fmt.Errorf("no measure %q; known: %s", m, strings.Join(measures, ", "))
+			}
+			if m == "config" && !strings.EqualFold(cfg.Kind, "WebApp") {
+				return nil, errors.New("the config measure rolls out WebApps: it needs -kind WebApp")
+			}
+			out = append(out, m)
+		}
+	}
+	if slices.Contains(out, "change") && !slices.Contains(out, "convergence") {
+		return nil, errors.New("the change measure edits an object the convergence measure creates: select both")
+	}
+	if slices.Contains(out, "config") && (cfg.ConfigChanged < 1 || cfg.ConfigChanged > cfg.ConfigConsumers) {
+		return nil, fmt.Errorf("-config-changed=%d must be between 1 and -config-consumers=%d", cfg.ConfigChanged, cfg.ConfigConsumers)
+	}
+	if slices.Contains(out, "config") && (len(cfg.ConfigMaxConcurrent) == 0 || cfg.ConfigRounds < 1) {
+		return nil, errors.New("the config measure needs -config-max-concurrent and -config-rounds of at least 1")
+	}
+	// In the usual order, whatever order they were given in.
+	return slices.DeleteFunc(slices.Clone(measures), func(m string) bool { return !slices.Contains(out, m) }), nil
 }
 
 func main() {
@@ -72,6 +140,13 @@ func main() {
 	flag.IntVar(&cfg.ControllerManagerQPS, "kcm-qps", 500, "kube-controller-manager's --kube-api-qps (its default of 20 would dominate).")
 	flag.IntVar(&cfg.KCMBurst, "kcm-burst", 1000, "kube-controller-manager's --kube-api-burst.")
 	flag.StringVar(&cfg.Kind, "kind", scenarios[0].Kind(), "The kind to measure: "+kinds()+".")
+	flag.StringVar(&cfg.Measures, "measures", "", "The measures to run, comma-separated, of "+strings.Join(measures, ", ")+"; empty runs every one that applies to the kind (config: WebApp only).")
+	flag.IntVar(&cfg.ConfigConsumers, "config-consumers", 500, "WebApps that use the one AppConfig of the config rollout measure.")
+	flag.IntVar(&cfg.ConfigChanged, "config-changed", 10, "Of those, the WebApps that use the key each config change changes.")
+	flag.IntVar(&cfg.ConfigRounds, "config-rounds", 3, "Config changes timed at each -config-max-concurrent; medians are reported.")
+	flag.IntVar(&cfg.ConfigDebounce, "config-debounce", 0, "The AppConfig's spec.rollout.debounceSeconds.")
+	cfg.ConfigMaxConcurrent = intList{5, 10}
+	flag.Var(&cfg.ConfigMaxConcurrent, "config-max-concurrent", "The AppConfig's spec.rollout.maxConcurrent, comma-separated: the config changes are timed at each.")
 	flag.StringVar(&cfg.Out, "out", filepath.Join(root, "bin", "bench", "results.json"), "Where to write the JSON results.")
 	flag.Parse()
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
@@ -94,10 +169,12 @@ type bench struct {
 	c        client.Client
 	operator *devenv.Operator
 	mem      *sampler
-	ready    *tracker // objects Ready at their generation
-	waiting  *tracker // objects that reported they wait for something
-	rawReady *tracker // raw children ready
-	edits    *editWatch
+	// informers are the bench's own, apart from the operator's.
+	informers cache.Cache
+	ready     *tracker // objects Ready at their generation
+	waiting   *tracker // objects that reported they wait for something
+	rawReady  *tracker // raw children ready
+	edits     *editWatch
 	// firstApp is the object whose spec the change latency edits.
 	firstApp client.ObjectKey
 	began    time.Time
@@ -113,8 +190,15 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	if err != nil {
 		return nil, err
 	}
+	selected, err := selectMeasures(cfg)
+	if err != nil {
+		return nil, err
+	}
 	b := &bench{cfg: cfg, sc: sc, began: time.Now()}
 	pods := 2*cfg.Rounds*cfg.N + cfg.N + cfg.Probes + 10
+	if slices.Contains(selected, "config") {
+		pods += cfg.ConfigConsumers + cfg.ConfigChanged
+	}
 	nodes := pods/4000 + 2
 	b.logf("Starting a full local cluster: %d fake nodes, kube-controller-manager --kube-api-qps=%d --kube-api-burst=%d", nodes, cfg.ControllerManagerQPS, cfg.KCMBurst)
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
@@ -147,34 +231,35 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	if err != nil {
 		return nil, err
 	}
-	informers, err := cache.New(restCfg, cache.Options{Scheme: manager.Scheme(), DefaultTransform: cache.TransformStripManagedFields()})
+	b.informers, err = cache.New(restCfg, cache.Options{Scheme: manager.Scheme(), DefaultTransform: cache.TransformStripManagedFields()})
 	if err != nil {
 		return nil, err
 	}
-	if b.ready, err = track(ctx, informers, b.sc.Empty(), b.sc.Converged); err != nil {
+	if b.ready, err = track(ctx, b.informers, b.sc.Empty(), b.sc.Converged); err != nil {
 		return nil, err
 	}
-	if b.waiting, err = track(ctx, informers, b.sc.Empty(), b.sc.Waiting); err != nil {
+	if b.waiting, err = track(ctx, b.informers, b.sc.Empty(), b.sc.Waiting); err != nil {
 		return nil, err
 	}
-	if b.rawReady, err = track(ctx, informers, b.sc.Child(), b.sc.RawConverged); err != nil {
+	if b.rawReady, err = track(ctx, b.informers, b.sc.Child(), b.sc.RawConverged); err != nil {
 		return nil, err
 	}
 	b.edits = &editWatch{sc: b.sc, waiters: map[client.ObjectKey]*editWaiter{}}
 	b.rawReady.onUpdate = b.edits.observe
-	go func() { _ = informers.Start(ctx) }()
-	if !informers.WaitForCacheSync(ctx) {
+	go func() { _ = b.informers.Start(ctx) }()
+	if !b.informers.WaitForCacheSync(ctx) {
 		return nil, errors.New("bench informers did not sync")
 	}
 	b.mem = &sampler{}
 	go b.mem.run(ctx, b.operator, 500*time.Millisecond)
 
-	res = &results{Kind: b.sc.Kind(), Settings: cfg, Nodes: nodes}
-	steps := []func(context.Context, *results) error{
-		b.measureConvergence, b.measureIdle, b.measureUnrelatedMemory, b.measureChangeLatency, b.measureIsolation,
+	res = &results{Kind: b.sc.Kind(), Settings: cfg, Nodes: nodes, Measures: selected}
+	steps := map[string]func(context.Context, *results) error{
+		"convergence": b.measureConvergence, "idle": b.measureIdle, "unrelated": b.measureUnrelatedMemory,
+		"change": b.measureChangeLatency, "isolation": b.measureIsolation, "config": b.measureConfigRollout,
 	}
-	for _, step := range steps {
-		if err := step(ctx, res); err != nil {
+	for _, m := range selected {
+		if err := steps[m](ctx, res); err != nil {
 			return nil, err
 		}
 	}

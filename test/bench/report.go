@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -81,6 +82,8 @@ type results struct {
 	Kind     string `json:"kind"`
 	Settings config `json:"settings"`
 	Nodes    int    `json:"nodes"`
+	// Measures are the measures that ran; the others are left empty.
+	Measures []string `json:"measures"`
 
 	Convergence struct {
 		StewardSeconds []float64 `json:"stewardSeconds"`
@@ -131,7 +134,11 @@ type results struct {
 		P50     float64   `json:"p50Ms"`
 		P99     float64   `json:"p99Ms"`
 	} `json:"isolation"`
+
+	ConfigRollout *configRollout `json:"configRollout,omitempty"`
 }
+
+func (r *results) ran(measure string) bool { return slices.Contains(r.Measures, measure) }
 
 func (r *results) addFirstConvergence(d requestCounts, objects int) {
 	fc := &r.FirstConvergence
@@ -173,7 +180,34 @@ func (r *results) finish() {
 	m.GrowthHeapMiB = m.SteadyWithUnrelated.MedianHeap - m.Steady.MedianHeap
 
 	r.Isolation.P50, r.Isolation.P99 = percentile(r.Isolation.ReadyMs, 50), percentile(r.Isolation.ReadyMs, 99)
+
+	if cr := r.ConfigRollout; cr != nil {
+		cr.Summaries = nil
+		for _, t := range cr.Trials {
+			i := slices.IndexFunc(cr.Summaries, func(s configSummary) bool { return s.MaxConcurrent == t.MaxConcurrent })
+			if i < 0 {
+				cr.Summaries = append(cr.Summaries, configSummary{MaxConcurrent: t.MaxConcurrent, AllExact: true})
+				i = len(cr.Summaries) - 1
+			}
+			s := &cr.Summaries[i]
+			s.Trials++
+			s.AllExact = s.AllExact && t.exact(cr.Changed)
+		}
+		for i := range cr.Summaries {
+			s := &cr.Summaries[i]
+			var avail, ready, writes []float64
+			for _, t := range cr.Trials {
+				if t.MaxConcurrent == s.MaxConcurrent {
+					avail, ready, writes = append(avail, t.LastAvailableSeconds), append(ready, t.ReadySeconds), append(writes, t.Writes)
+				}
+			}
+			s.LastAvailableSeconds, s.ReadySeconds, s.Writes = percentile(avail, 50), percentile(ready, 50), percentile(writes, 50)
+		}
+	}
 }
+
+// exact reports whether exactly the users of the changed key restarted.
+func (t configTrial) exact(changed int) bool { return t.Restarted == changed && len(t.Unexpected) == 0 }
 
 func (r *results) write(path string) error {
 	if err := writeJSON(path, r); err != nil {
@@ -211,33 +245,78 @@ func (r *results) print(out io.Writer) {
 	cl := r.ChangeLatency
 	m := r.Memory
 	fmt.Fprintln(w, "measure\tresult\ttarget\t")
-	fmt.Fprintf(w, "1. bulk convergence, Steward / plain client (median of %d)\t%.2fx\t<= 1.5x, %s\t\n", len(c.Ratios), c.MedianRatio, verdict(c.MedianRatio <= 1.5))
-	fmt.Fprintf(w, "   Steward seconds per round\t%s\t\t\n", floats(c.StewardSeconds, "%.1f"))
-	fmt.Fprintf(w, "   plain client seconds per round\t%s\t\t\n", floats(c.RawSeconds, "%.1f"))
-	fmt.Fprintf(w, "3. writes per %s, first convergence\t%.2f (objects %.2f, events %.2f)\t<= 3, %s\t\n",
-		r.Kind, fc.WritesPerObj, fc.ObjectWritesPer, fc.EventWritesPer, verdict(fc.WritesPerObj <= 3))
-	fmt.Fprintf(w, "4. writes in a %.0fs idle window\t%.0f (+%.0f Lease renewals)\t0, %s\t\n", r.Idle.Seconds, r.Idle.Writes, r.Idle.LeaseWrites, verdict(r.Idle.Writes == 0))
-	fmt.Fprintf(w, "5. change latency at rest, p50 / p99\t%.0f / %.0f ms\t\t\n", cl.AtRestP50, cl.AtRestP99)
-	fmt.Fprintf(w, "   change latency during bulk, p50 / p99\t%.0f / %.0f ms\tp99 <= 2000 ms, %s\t\n", cl.DuringBulkP50, cl.DuringBulkP99, verdict(cl.DuringBulkP99 <= 2000))
+	if r.ran("convergence") {
+		fmt.Fprintf(w, "1. bulk convergence, Steward / plain client (median of %d)\t%.2fx\t<= 1.5x, %s\t\n", len(c.Ratios), c.MedianRatio, verdict(c.MedianRatio <= 1.5))
+		fmt.Fprintf(w, "   Steward seconds per round\t%s\t\t\n", floats(c.StewardSeconds, "%.1f"))
+		fmt.Fprintf(w, "   plain client seconds per round\t%s\t\t\n", floats(c.RawSeconds, "%.1f"))
+		fmt.Fprintf(w, "3. writes per %s, first convergence\t%.2f (objects %.2f, events %.2f)\t<= 3, %s\t\n",
+			r.Kind, fc.WritesPerObj, fc.ObjectWritesPer, fc.EventWritesPer, verdict(fc.WritesPerObj <= 3))
+	}
+	if r.ran("idle") {
+		fmt.Fprintf(w, "4. writes in a %.0fs idle window\t%.0f (+%.0f Lease renewals)\t0, %s\t\n", r.Idle.Seconds, r.Idle.Writes, r.Idle.LeaseWrites, verdict(r.Idle.Writes == 0))
+	}
+	if r.ran("change") {
+		fmt.Fprintf(w, "5. change latency at rest, p50 / p99\t%.0f / %.0f ms\t\t\n", cl.AtRestP50, cl.AtRestP99)
+		fmt.Fprintf(w, "   change latency during bulk, p50 / p99\t%.0f / %.0f ms\tp99 <= 2000 ms, %s\t\n", cl.DuringBulkP50, cl.DuringBulkP99, verdict(cl.DuringBulkP99 <= 2000))
+	}
 	for i, b := range m.Bulk {
 		fmt.Fprintf(w, "6. memory during bulk round %d: peak RSS / heap\t%.0f / %.0f MiB\t\t\n", i+1, b.PeakRSS, b.PeakHeap)
 	}
-	fmt.Fprintf(w, "   steady, median RSS / heap\t%.0f / %.0f MiB\t\t\n", m.Steady.MedianRSS, m.Steady.MedianHeap)
-	fmt.Fprintf(w, "   steady with %d ConfigMaps + %d Secrets unrelated\t%.0f / %.0f MiB\t\t\n", s.UnrelatedConfigMaps, s.UnrelatedSecret, m.SteadyWithUnrelated.MedianRSS, m.SteadyWithUnrelated.MedianHeap)
-	fmt.Fprintf(w, "   growth from unrelated objects, RSS / heap\t%+.1f / %+.1f MiB\t<= 15 MB, %s\t\n", m.GrowthRSSMiB, m.GrowthHeapMiB, verdict(m.GrowthRSSMiB*1.048576 <= 15))
-	fmt.Fprintf(w, "7. new %s to Ready beside %d invalid, p50 / p99\t%.0f / %.0f ms\tp99 <= 2000 ms, %s\t\n", r.Kind, r.Isolation.Invalid, r.Isolation.P50, r.Isolation.P99, verdict(r.Isolation.P99 <= 2000))
-	_ = w.Flush()
-
-	fmt.Fprintf(out, "\n2/3. operator requests per %s during first convergence, by verb and resource:\n", r.Kind)
-	w = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	for _, k := range requestCounts(fc.RequestsPerObj).sorted() {
-		fmt.Fprintf(w, "   %s\t%.3f\t\n", k, fc.RequestsPerObj[k])
+	if r.ran("idle") {
+		fmt.Fprintf(w, "   steady, median RSS / heap\t%.0f / %.0f MiB\t\t\n", m.Steady.MedianRSS, m.Steady.MedianHeap)
+	}
+	if r.ran("unrelated") {
+		fmt.Fprintf(w, "   steady with %d ConfigMaps + %d Secrets unrelated\t%.0f / %.0f MiB\t\t\n", s.UnrelatedConfigMaps, s.UnrelatedSecret, m.SteadyWithUnrelated.MedianRSS, m.SteadyWithUnrelated.MedianHeap)
+		fmt.Fprintf(w, "   growth from unrelated objects, RSS / heap\t%+.1f / %+.1f MiB\t<= 15 MB, %s\t\n", m.GrowthRSSMiB, m.GrowthHeapMiB, verdict(m.GrowthRSSMiB*1.048576 <= 15))
+	}
+	if r.ran("isolation") {
+		fmt.Fprintf(w, "7. new %s to Ready beside %d invalid, p50 / p99\t%.0f / %.0f ms\tp99 <= 2000 ms, %s\t\n", r.Kind, r.Isolation.Invalid, r.Isolation.P50, r.Isolation.P99, verdict(r.Isolation.P99 <= 2000))
+	}
+	if cr := r.ConfigRollout; cr != nil {
+		fmt.Fprintf(w, "8. one AppConfig, %d WebApps, a key %d of them use changed (debounce %d s)\t\t\t\n", cr.Consumers, cr.Changed, cr.DebounceSeconds)
+		for _, s := range cr.Summaries {
+			var restarted []float64
+			for _, t := range cr.Trials {
+				if t.MaxConcurrent == s.MaxConcurrent {
+					restarted = append(restarted, float64(t.Restarted))
+				}
+			}
+			fmt.Fprintf(w, "   maxConcurrent %d: Deployments restarted per change (%d changes, checked %.0f s later)\t%s\t%d exactly, %s\t\n",
+				s.MaxConcurrent, s.Trials, cr.QuietSeconds, floats(restarted, "%.0f"), cr.Changed, verdict(s.AllExact))
+			fmt.Fprintf(w, "   maxConcurrent %d: edit to last restarted Deployment available / AppConfig Ready, median\t%.1f / %.1f s\t\t\n",
+				s.MaxConcurrent, s.LastAvailableSeconds, s.ReadySeconds)
+			fmt.Fprintf(w, "   maxConcurrent %d: operator writes per change, median\t%.0f\t\t\n", s.MaxConcurrent, s.Writes)
+		}
 	}
 	_ = w.Flush()
+	if r.ran("convergence") {
+		fmt.Fprintf(out, "\n2/3. operator requests per %s during first convergence, by verb and resource:\n", r.Kind)
+		w = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		for _, k := range requestCounts(fc.RequestsPerObj).sorted() {
+			fmt.Fprintf(w, "   %s\t%.3f\t\n", k, fc.RequestsPerObj[k])
+		}
+		_ = w.Flush()
+	}
 	if len(r.Idle.Requests) > 0 {
 		fmt.Fprintln(out, "\n4. operator requests in the idle window:")
 		for _, k := range r.Idle.Requests.sorted() {
 			fmt.Fprintf(out, "   %s: %.0f\n", k, r.Idle.Requests[k])
+		}
+	}
+	if cr := r.ConfigRollout; cr != nil {
+		fmt.Fprintf(out, "\n8. operator requests while %d WebApps that use one AppConfig were created and converged (%.1f s):\n", cr.Consumers, cr.SetupSeconds)
+		for _, k := range cr.SetupRequests.sorted() {
+			fmt.Fprintf(out, "   %s: %.0f\n", k, cr.SetupRequests[k])
+		}
+		for i, t := range cr.Trials {
+			fmt.Fprintf(out, "\n8. config change %d (maxConcurrent %d): %d restarted, last available %.1f s, Ready %.1f s; operator requests:\n",
+				i+1, t.MaxConcurrent, t.Restarted, t.LastAvailableSeconds, t.ReadySeconds)
+			for _, k := range t.Requests.sorted() {
+				fmt.Fprintf(out, "   %s: %.0f\n", k, t.Requests[k])
+			}
+			for _, u := range t.Unexpected {
+				fmt.Fprintf(out, "   UNEXPECTED: %s\n", u)
+			}
 		}
 	}
 }
