@@ -45,6 +45,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Restore{}, &RestoreList{},
 		&Cache{}, &CacheList{},
 		&AppConfig{}, &AppConfigList{},
+		&AppStack{}, &AppStackList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
