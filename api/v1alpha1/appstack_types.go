@@ -109,6 +109,7 @@ type StackDatabase struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=30
 	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self != 'config'",message="config is the name of the stack's AppConfig component"
 	Name string `json:"name"`
 
 	// DependsOn names components of the stack that must be Ready before this one is created.
@@ -206,6 +207,7 @@ type StackCache struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=30
 	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self != 'config'",message="config is the name of the stack's AppConfig component"
 	Name string `json:"name"`
 
 	// DependsOn names components of the stack that must be Ready before this one is created.
@@ -225,6 +227,7 @@ type StackApp struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=30
 	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self != 'config'",message="config is the name of the stack's AppConfig component"
 	Name string `json:"name"`
 
 	// DependsOn names components of the stack that must be Ready before this one is created.
