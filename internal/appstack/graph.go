@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package appstack holds what an AppStack's controller and its admission
 // webhook share, as pure Go: the dependency graph of its components and the
 // rendering of each component's spec from the environment's profile.

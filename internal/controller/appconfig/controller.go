@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package appconfig reconciles AppConfigs: it renders each into immutable,
 // content-hashed revisions (a ConfigMap, and a Secret for secret values),
 // keeps "<application>-config" in step with the current revision, and rolls
