@@ -89,6 +89,13 @@ type WebAppSpec struct {
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 
+	// PodAnnotations are put on the pods, e.g. prometheus.io/scrape. Keys
+	// under appconfig.steward.dev/ are Steward's and cannot be set.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('appconfig.steward.dev/'))",message="podAnnotations: keys under appconfig.steward.dev/ are set by Steward"
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+
 	// Database binds the WebApp to a Database in the same namespace. The
 	// container gets the Database's connection as environment variables, each
 	// a secretKeyRef to the Database's credentials Secret "<ref>-credentials",

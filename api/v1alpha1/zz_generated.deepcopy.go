@@ -1687,6 +1687,13 @@ func (in *WebAppSpec) DeepCopyInto(out *WebAppSpec) {
 		*out = new(corev1.SecurityContext)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.PodAnnotations != nil {
+		in, out := &in.PodAnnotations, &out.PodAnnotations
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	if in.Database != nil {
 		in, out := &in.Database, &out.Database
 		*out = new(WebAppBinding)

@@ -126,6 +126,9 @@ func podTemplate(app *v1alpha1.WebApp, b Bindings) *corev1ac.PodTemplateSpecAppl
 	tmpl := corev1ac.PodTemplateSpec().
 		WithLabels(Labels(app)).
 		WithSpec(pod)
+	if len(app.Spec.PodAnnotations) > 0 {
+		tmpl.WithAnnotations(app.Spec.PodAnnotations)
+	}
 	if a := configAnnotations(b.Config); a != nil {
 		tmpl.WithAnnotations(a)
 	}
