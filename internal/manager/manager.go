@@ -43,6 +43,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/controller/appconfig"
+	"github.com/steward-dev/steward/internal/controller/appstack"
 	"github.com/steward-dev/steward/internal/controller/backup"
 	cachecontroller "github.com/steward-dev/steward/internal/controller/cache"
 	"github.com/steward-dev/steward/internal/controller/database"
@@ -265,6 +266,14 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, controller.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the AppConfig controller: %w", err)
+	}
+	err = (&appstack.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("steward"),
+	}).SetupWithManager(mgr, controller.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the AppStack controller: %w", err)
 	}
 	return mgr, nil
 }
