@@ -19,6 +19,7 @@ package appstack
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,10 +81,11 @@ func (r *Reconciler) deploy(ctx context.Context, stack *v1alpha1.AppStack, st *v
 	requeue := time.Duration(0)
 	for _, c := range comps {
 		e := entry{c: c}
+		// The first dependency not Ready, in dependency order.
 		blocker := ""
-		for _, need := range g.Node(c.name).Needs {
-			if !readiness[need].ready {
-				blocker = need
+		for _, name := range g.Order() {
+			if slices.Contains(g.Node(c.name).Needs, name) && !readiness[name].ready {
+				blocker = name
 				break
 			}
 		}

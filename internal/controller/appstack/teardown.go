@@ -37,8 +37,8 @@ import (
 	"github.com/steward-dev/steward/internal/controller/database"
 )
 
-// AnnotationRetryFinalBackup, set on an AppStack to a new value, runs a
-// failed final backup again.
+// AnnotationRetryFinalBackup runs a failed final backup again when it is
+// set on the AppStack to a new value.
 const AnnotationRetryFinalBackup = "steward.dev/retry-final-backup"
 
 // teardownRank orders the deletion of components of different kinds that
