@@ -273,3 +273,26 @@ func TestUnknown(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorIsDeterministic checks that a spec with several problems reports
+// the same one every time, so that admission answers do not change from one
+// try to the next.
+func TestErrorIsDeterministic(t *testing.T) {
+	spec := &v1alpha1.AppStackSpec{
+		Databases: []v1alpha1.StackDatabase{{Name: "db", DependsOn: []string{"nope"}}},
+		Caches:    []v1alpha1.StackCache{{Name: "cache", DependsOn: []string{"cache"}}},
+		Apps:      []v1alpha1.StackApp{app("a", "missing"), app("b", "b"), app("c", "gone")},
+	}
+	_, first := appstack.NewGraph(spec)
+	if first == nil {
+		t.Fatal("no error")
+	}
+	for range 200 {
+		if _, err := appstack.NewGraph(spec); err.Error() != first.Error() {
+			t.Fatalf("got %q, then %q", first, err)
+		}
+	}
+	if want := `databases[db].dependsOn: db depends on "nope", which is not a component of the stack`; first.Error() != want {
+		t.Errorf("got %q, want the first problem in spec order, %q", first, want)
+	}
+}
