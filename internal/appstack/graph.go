@@ -88,9 +88,13 @@ func NewGraph(spec *v1alpha1.AppStackSpec) (*Graph, error) {
 	g := &Graph{nodes: map[string]*Node{}}
 	type ref struct{ field, name string }
 	refs := map[string][]ref{}
+	// names keeps the spec's order, so that of several problems the same
+	// one is reported every time.
+	var names []string
 	add := func(name, kind string, deps []ref) {
 		g.nodes[name] = &Node{Name: name, Kind: kind}
 		refs[name] = deps
+		names = append(names, name)
 	}
 	dependsOn := func(field string, names []string) []ref {
 		out := make([]ref, 0, len(names))
@@ -122,9 +126,9 @@ func NewGraph(spec *v1alpha1.AppStackSpec) (*Graph, error) {
 		}
 		add(a.Name, KindWebApp, deps)
 	}
-	for name, deps := range refs {
+	for _, name := range names {
 		n := g.nodes[name]
-		for _, d := range deps {
+		for _, d := range refs[name] {
 			if _, ok := g.nodes[d.name]; !ok || d.name == name {
 				if d.name == name {
 					return nil, &CycleError{Cycle: []string{name, name}}

@@ -101,6 +101,12 @@ func validate(obj *v1alpha1.AppConfig) error {
 //
 //	spec.data: Invalid value: key "A", position 1: reference cycle A -> B -> A
 func Problems(obj *v1alpha1.AppConfig) field.ErrorList {
+	return problems(obj, field.NewPath("spec"))
+}
+
+// problems is Problems with the AppConfig's spec at base, e.g. spec.config
+// for the AppConfig an AppStack renders.
+func problems(obj *v1alpha1.AppConfig, base *field.Path) field.ErrorList {
 	spec := appconfig.Spec{Data: obj.Spec.Data, Overrides: obj.Spec.Overrides}
 	vars := appconfig.Vars{Namespace: obj.Namespace, Application: obj.Spec.Application}
 	found := appconfig.Validate(spec, obj.Spec.Environment, vars)
@@ -123,13 +129,15 @@ func Problems(obj *v1alpha1.AppConfig) field.ErrorList {
 	var errs field.ErrorList
 	for i, fe := range found {
 		if i == maxErrors {
-			errs = append(errs, field.Invalid(field.NewPath("spec"), field.OmitValueType{},
+			errs = append(errs, field.Invalid(base, field.OmitValueType{},
 				fmt.Sprintf("and %d more problems", len(found)-maxErrors)))
 			break
 		}
-		path := field.NewPath("spec")
-		if fe.Field != "" {
-			path = field.NewPath("spec", strings.Split(fe.Field, ".")...)
+		path := base
+		for _, f := range strings.Split(fe.Field, ".") {
+			if f != "" {
+				path = path.Child(f)
+			}
 		}
 		if name, ok := secretReference(obj, fe); ok {
 			errs = append(errs, field.Forbidden(path, detail(fe,

@@ -42,8 +42,8 @@ import (
 	"github.com/steward-dev/steward/internal/webhook"
 )
 
-// k8s is an admin client of an API server whose AppConfig webhook calls
-// the validator, served by a manager in this process.
+// k8s is an admin client of an API server whose AppConfig and AppStack
+// webhooks call the validators, served by a manager in this process.
 var k8s client.Client
 
 func TestMain(m *testing.M) {
@@ -85,6 +85,10 @@ func run(m *testing.M) int {
 		return 1
 	}
 	if err := webhook.SetupAppConfigWebhook(mgr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := webhook.SetupAppStackWebhook(mgr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -134,9 +138,16 @@ func newAppConfig(ns string, data map[string]string, mutate ...func(*v1alpha1.Ap
 	return c
 }
 
-// expectInvalid checks that err is the webhook's Invalid answer, and that its
-// message, as kubectl prints it, contains every one of wants.
+// expectInvalid checks that err is the AppConfig webhook's Invalid answer,
+// and that its message, as kubectl prints it, contains every one of wants.
 func expectInvalid(t *testing.T, err error, wants ...string) {
+	t.Helper()
+	expectDenied(t, err, "vappconfig.steward.dev", wants...)
+}
+
+// expectDenied checks that err is the Invalid answer of the webhook named
+// hook, and that its message contains every one of wants.
+func expectDenied(t *testing.T, err error, hook string, wants ...string) {
 	t.Helper()
 	if err == nil {
 		t.Fatal("admitted, want rejected")
@@ -144,7 +155,7 @@ func expectInvalid(t *testing.T, err error, wants ...string) {
 	if !apierrors.IsInvalid(err) {
 		t.Fatalf("got %v (reason %s), want an Invalid error", err, apierrors.ReasonForError(err))
 	}
-	if !strings.Contains(err.Error(), `admission webhook "vappconfig.steward.dev" denied the request`) {
+	if !strings.Contains(err.Error(), `admission webhook "`+hook+`" denied the request`) {
 		t.Errorf("error %q does not come from the webhook", err)
 	}
 	for _, want := range wants {
