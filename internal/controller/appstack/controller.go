@@ -178,8 +178,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		return fmt.Errorf("registering AppStack metrics: %w", err)
 	}
 	if r.HasServiceMonitors == nil {
-		mapper := mgr.GetRESTMapper()
-		r.HasServiceMonitors = func() bool { return hasKind(mapper, serviceMonitorGVK) }
+		r.HasServiceMonitors = cachedFor(time.Minute, func() bool { return hasKind(mgr.GetRESTMapper(), serviceMonitorGVK) })
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.AppStack{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletionStarted()))).

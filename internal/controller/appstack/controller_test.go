@@ -26,10 +26,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -554,4 +558,63 @@ func runFinalBackup(t *testing.T, backup *v1alpha1.Backup, succeed bool) string 
 		return k8s.Status().Update(context.Background(), backup)
 	})
 	return token
+}
+
+func TestServiceMonitorsWhenThePrometheusOperatorIsInstalled(t *testing.T) {
+	installServiceMonitorCRD(t)
+	serviceMonitors.Store(true)
+	t.Cleanup(func() { serviceMonitors.Store(false) })
+	ns := namespace(t)
+	create(t, shop(ns, v1alpha1.StackDevelopment))
+	converge(t, ns)
+	for _, app := range []string{"shop-backend", "shop-frontend"} {
+		sm := &unstructured.Unstructured{}
+		sm.SetGroupVersionKind(schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"})
+		eventually(t, func() error { return k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: app}, sm) })
+		sel, _, _ := unstructured.NestedString(sm.Object, "spec", "selector", "matchLabels", "steward.dev/webapp")
+		eps, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+		if sel != app || len(eps) != 1 || eps[0].(map[string]any)["path"] != "/metrics" {
+			t.Errorf("ServiceMonitor %s: selector %q endpoints %v", app, sel, eps)
+		}
+		w := named(&v1alpha1.WebApp{}, ns, app)
+		waitExists(t, w)
+		if _, ok := w.Spec.PodAnnotations["prometheus.io/scrape"]; ok {
+			t.Errorf("%s has scrape annotations although ServiceMonitors are in use", app)
+		}
+	}
+}
+
+// installServiceMonitorCRD serves a minimal ServiceMonitor kind, as the
+// Prometheus Operator's CRDs would.
+func installServiceMonitorCRD(t *testing.T) {
+	t.Helper()
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "servicemonitors.monitoring.coreos.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "monitoring.coreos.com",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "servicemonitors", Singular: "servicemonitor", Kind: "ServiceMonitor", ListKind: "ServiceMonitorList"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: new(true),
+				}},
+			}},
+		},
+	}
+	// The tests' scheme has no apiextensions kinds: send it unstructured.
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	if err := k8s.Create(context.Background(), u); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	eventually(t, func() error {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitorList"})
+		return k8s.List(context.Background(), list)
+	})
 }

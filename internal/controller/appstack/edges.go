@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -44,6 +46,22 @@ var serviceMonitorGVK = schema.GroupVersionKind{Group: "monitoring.coreos.com", 
 func hasKind(mapper meta.RESTMapper, gvk schema.GroupVersionKind) bool {
 	_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	return err == nil
+}
+
+// cachedFor remembers what check answers for ttl, so that a kind that is
+// not installed costs a discovery request at most once per ttl.
+func cachedFor(ttl time.Duration, check func() bool) func() bool {
+	var mu sync.Mutex
+	var at time.Time
+	var last bool
+	return func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(at) > ttl {
+			last, at = check(), time.Now()
+		}
+		return last
+	}
 }
 
 // Scrape annotations, the convention Prometheus' kubernetes-pods job reads.

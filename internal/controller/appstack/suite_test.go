@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +45,9 @@ import (
 // ordering is under the test's control.
 
 var k8s client.Client
+
+// serviceMonitors is what the reconciler is told about the ServiceMonitor kind.
+var serviceMonitors atomic.Bool
 
 const timeout = 30 * time.Second
 
@@ -78,7 +82,7 @@ func run(m *testing.M) int {
 	}
 	r := &appstack.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("steward"),
-		HasServiceMonitors: func() bool { return false },
+		HasServiceMonitors: serviceMonitors.Load,
 	}
 	if err := r.SetupWithManager(mgr, ctrlOptions()); err != nil {
 		fmt.Fprintln(os.Stderr, err)
