@@ -268,6 +268,11 @@ func renderApp(stack *v1alpha1.AppStack, a v1alpha1.StackApp, p Profile) (v1alph
 		src = SourceProfile
 	}
 	eff = append(eff, setting("podDisruptionBudget", pdb, src))
+	security, ssrc := "restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp", SourceDefault
+	if a.PodSecurityContext != nil || a.SecurityContext != nil {
+		security, ssrc = "restricted, with the app's overrides", SourceSpec
+	}
+	eff = append(eff, setting("securityContext", security, ssrc))
 	if m := stack.Spec.Monitoring; m != nil && m.Enabled {
 		path := m.Path
 		if path == "" {

@@ -261,23 +261,23 @@ func TestRenderAppReplicas(t *testing.T) {
 		want     []string
 	}{
 		{name: "production profile", env: v1alpha1.StackProduction, replicas: new(int32(2)),
-			want: []string{"replicas=2 (profile)", "podDisruptionBudget=maxUnavailable=1 (profile)"}},
+			want: []string{"replicas=2 (profile)", "podDisruptionBudget=maxUnavailable=1 (profile)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
 		{name: "explicit 1 in production", env: v1alpha1.StackProduction,
 			mutate: func(a *v1alpha1.StackApp) { a.Replicas = new(int32(1)) }, replicas: new(int32(1)),
-			want: []string{"replicas=1 (spec)", "podDisruptionBudget=none: a single replica (default)"}},
+			want: []string{"replicas=1 (spec)", "podDisruptionBudget=none: a single replica (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
 		{name: "explicit 3 in development", env: v1alpha1.StackDevelopment,
 			mutate: func(a *v1alpha1.StackApp) { a.Replicas = new(int32(3)) }, replicas: new(int32(3)),
-			want: []string{"replicas=3 (spec)", "podDisruptionBudget=maxUnavailable=1 (default)"}},
+			want: []string{"replicas=3 (spec)", "podDisruptionBudget=maxUnavailable=1 (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
 		{name: "autoscaling in production", env: v1alpha1.StackProduction,
 			mutate: func(a *v1alpha1.StackApp) { a.Autoscaling = autoscaling(1) },
-			want:   []string{"replicas=autoscaled 1-5 (spec)", "podDisruptionBudget=none: a single replica (default)"}},
+			want:   []string{"replicas=autoscaled 1-5 (spec)", "podDisruptionBudget=none: a single replica (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
 		{name: "autoscaling from 2", env: v1alpha1.StackStaging,
 			mutate: func(a *v1alpha1.StackApp) { a.Autoscaling = autoscaling(2) },
-			want:   []string{"replicas=autoscaled 2-5 (spec)", "podDisruptionBudget=maxUnavailable=1 (default)"}},
+			want:   []string{"replicas=autoscaled 2-5 (spec)", "podDisruptionBudget=maxUnavailable=1 (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
 		{name: "staging leaves the WebApp's default", env: v1alpha1.StackStaging,
-			want: []string{"replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)"}},
+			want: []string{"replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
 		{name: "development", env: v1alpha1.StackDevelopment,
-			want: []string{"replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)"}},
+			want: []string{"replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := appstack.Render(stack(tc.env, func(s *v1alpha1.AppStack) {
@@ -298,7 +298,7 @@ func TestRenderMonitoring(t *testing.T) {
 	d := appstack.Render(stack(v1alpha1.StackDevelopment, func(s *v1alpha1.AppStack) {
 		s.Spec.Monitoring = &v1alpha1.StackMonitoring{Enabled: true}
 	}))
-	checkEffective(t, d, "frontend", "replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)", "metrics=/metrics (spec)")
+	checkEffective(t, d, "frontend", "replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)", "metrics=/metrics (spec)")
 }
 
 func TestRenderEffectiveFollowsTheSpec(t *testing.T) {
