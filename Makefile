@@ -58,7 +58,10 @@ verify: generate manifests ## Fail when generated files or formatting are out of
 	@test -z "$$(git status --porcelain -- api config $(CHART))" || { git status --porcelain -- api config $(CHART); echo "untracked generated files"; exit 1; }
 
 .PHONY: test
-test: kube-bins $(HELM) azurite ## Run all tests: unit, envtest and end to end on a local cluster.
+# test builds the operator first: the end-to-end tests and the benchmark
+# build it again, and find it in the build cache instead of compiling it
+# while other packages' tests run.
+test: kube-bins $(HELM) azurite build ## Run all tests: unit, envtest and end to end on a local cluster.
 	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-servers

@@ -100,7 +100,7 @@ func runSmall(t *testing.T, kind string, n int) (*results, config) {
 		ConfigConsumers: 40, ConfigChanged: 4, ConfigRounds: 1, ConfigMaxConcurrent: intList{5},
 		Out: filepath.Join(t.TempDir(), "results.json"),
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	res, err := run(ctx, cfg)
 	if err != nil {

@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) (code int) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	fail := func(err error) int {
 		fmt.Fprintln(os.Stderr, "e2e set-up:", err)
