@@ -20,9 +20,14 @@ package metrics
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -65,6 +70,28 @@ func RegisterPhases(plural, kind string, phases []string, count PhaseCounter) er
 		phases: phases,
 		count:  count,
 	})
+}
+
+// RegisterListPhases exports steward_<plural>{phase}, counting the objects
+// newList lists from reader by phaseOf. Registering the same metric again,
+// as a second manager in one process does, is not an error.
+func RegisterListPhases(reader client.Reader, newList func() client.ObjectList, plural, kind string, phases []string, phaseOf func(client.Object) string) error {
+	err := RegisterPhases(plural, kind, phases, func(ctx context.Context) (map[string]int, error) {
+		list := newList()
+		if err := reader.List(ctx, list); err != nil {
+			return nil, err
+		}
+		counts := map[string]int{}
+		err := meta.EachListItem(list, func(o runtime.Object) error {
+			counts[phaseOf(o.(client.Object))]++
+			return nil
+		})
+		return counts, err
+	})
+	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
+		return fmt.Errorf("registering %s metrics: %w", kind, err)
+	}
+	return nil
 }
 
 func (c *phaseCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }

@@ -23,7 +23,9 @@ package appconfig
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -289,7 +291,7 @@ func (r *Reconciler) readSecrets(ctx context.Context, ac *v1alpha1.AppConfig) (m
 // render creates the revision of the rendered values unless it exists, and
 // records it as the latest. It returns the latest revision's name.
 func (r *Reconciler) render(ctx context.Context, ac *v1alpha1.AppConfig, st *v1alpha1.AppConfigStatus, values map[string]string, secrets map[string][]byte, now time.Time) (string, error) {
-	tokens, err := r.tokens(ctx, ac, st, secrets)
+	tokens, err := r.tokens(ctx, ac, secrets)
 	if err != nil {
 		return "", err
 	}
@@ -341,40 +343,74 @@ func (r *Reconciler) render(ctx context.Context, ac *v1alpha1.AppConfig, st *v1a
 	return name, nil
 }
 
-// tokens gives each secret key its token: the latest revision's when the
-// value is unchanged, a new random one otherwise.
-func (r *Reconciler) tokens(ctx context.Context, ac *v1alpha1.AppConfig, st *v1alpha1.AppConfigStatus, secrets map[string][]byte) (map[string]string, error) {
+// tokens gives each secret key its token: an HMAC of the key and value
+// under the AppConfig's hash key, so that equal values always get equal
+// tokens, whatever the cache has seen, and the value cannot be guessed from
+// the token without the key.
+func (r *Reconciler) tokens(ctx context.Context, ac *v1alpha1.AppConfig, secrets map[string][]byte) (map[string]string, error) {
 	tokens := map[string]string{}
 	if len(secrets) == 0 {
 		return tokens, nil
 	}
-	var prevTokens map[string]string
-	prevValues := map[string][]byte{}
-	if st.LatestRevision != "" {
-		key := client.ObjectKey{Namespace: ac.Namespace, Name: RevisionName(ac, st.LatestRevision)}
-		cm := &corev1.ConfigMap{}
-		s := &corev1.Secret{}
-		if err := r.get(ctx, key, cm); client.IgnoreNotFound(err) != nil {
-			return nil, err
-		}
-		if err := r.get(ctx, key, s); client.IgnoreNotFound(err) != nil {
-			return nil, err
-		}
-		prevTokens = ReadRevision(cm).tokens
-		prevValues = s.Data
+	key, err := r.hashKey(ctx, ac)
+	if err != nil {
+		return nil, err
 	}
 	for k, v := range secrets {
-		if old, ok := prevValues[k]; ok && string(old) == string(v) && prevTokens[k] != "" {
-			tokens[k] = prevTokens[k]
-			continue
-		}
-		b := make([]byte, 16)
-		if _, err := rand.Read(b); err != nil {
-			return nil, err
-		}
-		tokens[k] = hex.EncodeToString(b)
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte(k))
+		mac.Write([]byte{0})
+		mac.Write(v)
+		tokens[k] = hex.EncodeToString(mac.Sum(nil))[:32]
 	}
 	return tokens, nil
+}
+
+// HashKeyName is the Secret that holds an AppConfig's key for the tokens
+// of its secret values.
+func HashKeyName(ac *v1alpha1.AppConfig) string { return Name(ac) + "-hash-key" }
+
+const hashKeyField = "key"
+
+// hashKey returns the AppConfig's token key, creating it once.
+func (r *Reconciler) hashKey(ctx context.Context, ac *v1alpha1.AppConfig) ([]byte, error) {
+	key := client.ObjectKey{Namespace: ac.Namespace, Name: HashKeyName(ac)}
+	s := &corev1.Secret{}
+	err := r.get(ctx, key, s)
+	if err == nil {
+		if !metav1.IsControlledBy(s, ac) || len(s.Data[hashKeyField]) == 0 {
+			return nil, &apply.Conflict{Kind: "Secret", Name: key.Name}
+		}
+		return s.Data[hashKeyField], nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	l := labels.Common(ac.Spec.Application, "appconfig")
+	l[appConfigLabel] = ac.Name
+	s = &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: key.Name, Namespace: ac.Namespace, Labels: l,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: v1alpha1.GroupVersion.String(), Kind: "AppConfig", Name: ac.Name, UID: ac.UID,
+				Controller: new(true), BlockOwnerDeletion: new(true),
+			}},
+		},
+		Type:      corev1.SecretTypeOpaque,
+		Data:      map[string][]byte{hashKeyField: b},
+		Immutable: new(true),
+	}
+	if err := r.Client.Create(ctx, s); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return r.hashKey(ctx, ac) // another reconcile made it
+		}
+		return nil, fmt.Errorf("creating Secret %s: %w", key.Name, err)
+	}
+	return b, nil
 }
 
 // applyCurrent makes "<application>-config" (and its Secret) hold the

@@ -506,6 +506,23 @@ func TestSecretValuesStayInSecrets(t *testing.T) {
 	if after["a"] != before["a"]+1 || after["b"] != before["b"] {
 		t.Errorf("generations %v, then %v: want a rolled out once and b not at all", before, after)
 	}
+
+	// Rotated back, the value renders the first revision again: tokens
+	// depend on the value only.
+	eventually(t, func() error {
+		s := &corev1.Secret{}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "db"}, s); err != nil {
+			return err
+		}
+		s.Data["password"] = []byte("s3cret-1")
+		return k8s.Update(context.Background(), s)
+	})
+	eventually(t, func() error {
+		if ac := settled(t, ns); ac.Status.CurrentRevision != first.Status.CurrentRevision {
+			return fmt.Errorf("on revision %s, want the first, %s", ac.Status.CurrentRevision, first.Status.CurrentRevision)
+		}
+		return nil
+	})
 }
 
 func TestPlainDeploymentsOptIn(t *testing.T) {

@@ -18,10 +18,8 @@ package appconfig
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -70,19 +68,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if err := IndexConfigUses(context.Background(), mgr.GetFieldIndexer(), configIndex); err != nil {
 		return err
 	}
-	err := metrics.RegisterPhases("appconfigs", "AppConfig", phases, func(ctx context.Context) (map[string]int, error) {
-		list := &v1alpha1.AppConfigList{}
-		if err := reader.List(ctx, list); err != nil {
-			return nil, err
-		}
-		counts := map[string]int{}
-		for i := range list.Items {
-			counts[string(list.Items[i].Status.Phase)]++
-		}
-		return counts, nil
-	})
-	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
-		return fmt.Errorf("registering AppConfig metrics: %w", err)
+	err := metrics.RegisterListPhases(reader, func() client.ObjectList { return &v1alpha1.AppConfigList{} },
+		"appconfigs", "AppConfig", phases, func(o client.Object) string { return string(o.(*v1alpha1.AppConfig).Status.Phase) })
+	if err != nil {
+		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.AppConfig{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).

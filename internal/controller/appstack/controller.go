@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/events"
@@ -163,19 +162,10 @@ var phases = []string{
 // components and Ingresses they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
-	err := metrics.RegisterPhases("appstacks", "AppStack", phases, func(ctx context.Context) (map[string]int, error) {
-		list := &v1alpha1.AppStackList{}
-		if err := reader.List(ctx, list); err != nil {
-			return nil, err
-		}
-		counts := map[string]int{}
-		for i := range list.Items {
-			counts[string(list.Items[i].Status.Phase)]++
-		}
-		return counts, nil
-	})
-	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
-		return fmt.Errorf("registering AppStack metrics: %w", err)
+	err := metrics.RegisterListPhases(reader, func() client.ObjectList { return &v1alpha1.AppStackList{} },
+		"appstacks", "AppStack", phases, func(o client.Object) string { return string(o.(*v1alpha1.AppStack).Status.Phase) })
+	if err != nil {
+		return err
 	}
 	if r.HasServiceMonitors == nil {
 		r.HasServiceMonitors = cachedFor(time.Minute, func() bool { return hasKind(mgr.GetRESTMapper(), serviceMonitorGVK) })

@@ -27,7 +27,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -251,19 +250,10 @@ func podToCache(_ context.Context, pod client.Object) []reconcile.Request {
 // they own and their pods, and the steward_caches{phase} metric.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
-	err := metrics.RegisterPhases("caches", "Cache", phases, func(ctx context.Context) (map[string]int, error) {
-		list := &v1alpha1.CacheList{}
-		if err := reader.List(ctx, list); err != nil {
-			return nil, err
-		}
-		counts := map[string]int{}
-		for i := range list.Items {
-			counts[string(list.Items[i].Status.Phase)]++
-		}
-		return counts, nil
-	})
-	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
-		return fmt.Errorf("registering Cache metrics: %w", err)
+	err := metrics.RegisterListPhases(reader, func() client.ObjectList { return &v1alpha1.CacheList{} },
+		"caches", "Cache", phases, func(o client.Object) string { return string(o.(*v1alpha1.Cache).Status.Phase) })
+	if err != nil {
+		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Cache{}).

@@ -27,7 +27,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -297,19 +296,10 @@ func byDatabaseLabel(_ context.Context, obj client.Object) []reconcile.Request {
 // claims, and the steward_databases{phase} metric.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
-	err := metrics.RegisterPhases("databases", "Database", phases, func(ctx context.Context) (map[string]int, error) {
-		list := &v1alpha1.DatabaseList{}
-		if err := reader.List(ctx, list); err != nil {
-			return nil, err
-		}
-		counts := map[string]int{}
-		for i := range list.Items {
-			counts[string(list.Items[i].Status.Phase)]++
-		}
-		return counts, nil
-	})
-	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
-		return fmt.Errorf("registering Database metrics: %w", err)
+	err := metrics.RegisterListPhases(reader, func() client.ObjectList { return &v1alpha1.DatabaseList{} },
+		"databases", "Database", phases, func(o client.Object) string { return string(o.(*v1alpha1.Database).Status.Phase) })
+	if err != nil {
+		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Database{}).

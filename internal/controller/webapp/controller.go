@@ -25,7 +25,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -278,19 +277,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, app *v1alpha1.WebApp, stat
 // children they own, and the steward_webapps{phase} metric.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
-	err := metrics.RegisterPhases("webapps", "WebApp", phases, func(ctx context.Context) (map[string]int, error) {
-		list := &v1alpha1.WebAppList{}
-		if err := reader.List(ctx, list); err != nil {
-			return nil, err
-		}
-		counts := map[string]int{}
-		for i := range list.Items {
-			counts[string(list.Items[i].Status.Phase)]++
-		}
-		return counts, nil
-	})
-	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
-		return fmt.Errorf("registering WebApp metrics: %w", err)
+	err := metrics.RegisterListPhases(reader, func() client.ObjectList { return &v1alpha1.WebAppList{} },
+		"webapps", "WebApp", phases, func(o client.Object) string { return string(o.(*v1alpha1.WebApp).Status.Phase) })
+	if err != nil {
+		return err
 	}
 	if err := indexBindings(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
