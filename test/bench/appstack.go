@@ -22,6 +22,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -115,6 +116,18 @@ func (s stackScenario) Raw(ns string, i int) []client.Object {
 	}
 }
 
+// componentObjects are empty objects named for a stack's components, in
+// the order of Raw.
+func componentObjects(stack *v1alpha1.AppStack) []client.Object {
+	om := func(component string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: stack.Namespace, Name: appstack.ObjectName(stack, component)}
+	}
+	return []client.Object{
+		&v1alpha1.Database{ObjectMeta: om(stackDB)}, &v1alpha1.Cache{ObjectMeta: om(stackCache)},
+		&v1alpha1.WebApp{ObjectMeta: om(stackBackend)}, &v1alpha1.WebApp{ObjectMeta: om(stackFrontend)},
+	}
+}
+
 func (stackScenario) RawConverged(obj client.Object) bool { return componentReady(obj) }
 
 func (stackScenario) Edit(int) []byte { return nil }
@@ -171,6 +184,11 @@ type stackRound struct {
 	// its first component until its last is Ready.
 	StackReadySeconds    []float64 `json:"stackReadySeconds"`
 	BaselineReadySeconds []float64 `json:"baselineReadySeconds"`
+	// ComponentReadyP50 is, for each component, the median time from its
+	// stack's create (or its first component's, directly) until it was
+	// Ready; BaselineComponentReadyP50 the same directly.
+	ComponentReadyP50         map[string]float64 `json:"componentReadyP50Seconds"`
+	BaselineComponentReadyP50 map[string]float64 `json:"baselineComponentReadyP50Seconds"`
 	// Violations are the components created before a dependency was
 	// Ready, by the timestamps (whole seconds) and by resourceVersion.
 	Violations []string `json:"violations,omitempty"`
@@ -196,6 +214,10 @@ type stackResults struct {
 	StackReadyP99    float64 `json:"stackReadyP99Seconds"`
 	BaselineReadyP50 float64 `json:"baselineReadyP50Seconds"`
 	BaselineReadyP99 float64 `json:"baselineReadyP99Seconds"`
+	// ComponentReadyP50 and BaselineComponentReadyP50 are the rounds'
+	// medians' medians.
+	ComponentReadyP50         map[string]float64 `json:"componentReadyP50Seconds"`
+	BaselineComponentReadyP50 map[string]float64 `json:"baselineComponentReadyP50Seconds"`
 	// OrderChecks is the dependency edges checked (three per stack per
 	// round), OrderViolations those that did not hold.
 	OrderChecks     int `json:"orderChecks"`
@@ -212,6 +234,7 @@ type stackResults struct {
 func (s *stackResults) finish() {
 	var stack, base, stackReady, baseReady []float64
 	total, baseTotal := requestCounts{}, requestCounts{}
+	comps, baseComps := map[string][]float64{}, map[string][]float64{}
 	s.Ratios, s.OrderViolations = nil, 0
 	for _, r := range s.Rounds {
 		stack, base = append(stack, r.StackSeconds), append(base, r.BaselineSeconds)
@@ -220,6 +243,12 @@ func (s *stackResults) finish() {
 			s.Ratios = append(s.Ratios, r.StackSeconds/r.BaselineSeconds)
 		}
 		s.OrderViolations += len(r.Violations)
+		for k, v := range r.ComponentReadyP50 {
+			comps[k] = append(comps[k], v)
+		}
+		for k, v := range r.BaselineComponentReadyP50 {
+			baseComps[k] = append(baseComps[k], v)
+		}
 		for k, v := range r.Requests {
 			total[k] += v
 		}
@@ -230,6 +259,7 @@ func (s *stackResults) finish() {
 	s.StackSeconds, s.BaselineSeconds, s.MedianRatio = percentile(stack, 50), percentile(base, 50), percentile(s.Ratios, 50)
 	s.StackReadyP50, s.StackReadyP99 = percentile(stackReady, 50), percentile(stackReady, 99)
 	s.BaselineReadyP50, s.BaselineReadyP99 = percentile(baseReady, 50), percentile(baseReady, 99)
+	s.ComponentReadyP50, s.BaselineComponentReadyP50 = medians(comps), medians(baseComps)
 	s.OrderChecks = 3 * s.Stacks * len(s.Rounds)
 	n := float64(max(s.Stacks*len(s.Rounds), 1))
 	perStack := func(c requestCounts) (map[string]float64, float64) {
@@ -297,6 +327,14 @@ func (b *bench) watchComponents(ctx context.Context) (*componentWatch, error) {
 		}
 	}
 	return w, nil
+}
+
+// readyTime is when obj was first seen Ready.
+func (w *componentWatch) readyTime(obj client.Object) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	at, ok := w.readyAt[componentKey(obj)]
+	return at, ok
 }
 
 // waitReady waits until every object is Ready and returns when each was
@@ -415,6 +453,16 @@ func (b *bench) stackBulk(ctx context.Context, sc stackScenario, w *componentWat
 		at, _ := b.ready.at(key)
 		round.StackReadySeconds = append(round.StackReadySeconds, at.Sub(created[i]).Seconds())
 	}
+	components := map[string][]float64{}
+	for i, obj := range objs {
+		stack := obj.(*v1alpha1.AppStack)
+		for _, c := range componentObjects(stack) {
+			if at, ok := w.readyTime(c); ok {
+				components[componentName(c)] = append(components[componentName(c)], at.Sub(created[i]).Seconds())
+			}
+		}
+	}
+	round.ComponentReadyP50 = medians(components)
 	for _, obj := range objs {
 		v, err := b.checkOrder(ctx, w, obj.(*v1alpha1.AppStack))
 		if err != nil {
@@ -434,22 +482,14 @@ func (b *bench) stackBulk(ctx context.Context, sc stackScenario, w *componentWat
 // dependent's creation revision is after the revision at which the bench
 // first saw the dependency Ready (exact).
 func (b *bench) checkOrder(ctx context.Context, w *componentWatch, stack *v1alpha1.AppStack) ([]string, error) {
-	get := func(obj client.Object, component string) error {
-		key := client.ObjectKey{Namespace: stack.Namespace, Name: appstack.ObjectName(stack, component)}
-		if err := b.c.Get(ctx, key, obj); err != nil {
-			return fmt.Errorf("reading %s of AppStack %s: %w", component, stack.Name, err)
-		}
-		return nil
-	}
-	db, cache, backend, frontend := &v1alpha1.Database{}, &v1alpha1.Cache{}, &v1alpha1.WebApp{}, &v1alpha1.WebApp{}
-	for comp, obj := range map[string]client.Object{stackDB: db, stackCache: cache, stackBackend: backend, stackFrontend: frontend} {
-		if err := get(obj, comp); err != nil {
-			return nil, err
+	objs := componentObjects(stack)
+	for _, obj := range objs {
+		if err := b.c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return nil, fmt.Errorf("reading %s of AppStack %s: %w", componentName(obj), stack.Name, err)
 		}
 	}
-	edges := []struct {
-		dependent, dependency client.Object
-	}{{backend, db}, {backend, cache}, {frontend, backend}}
+	db, cache, backend, frontend := objs[0], objs[1], objs[2], objs[3]
+	edges := []struct{ dependent, dependency client.Object }{{backend, db}, {backend, cache}, {frontend, backend}}
 	var out []string
 	for _, e := range edges {
 		createdAt := e.dependent.GetCreationTimestamp().Time
@@ -487,6 +527,7 @@ func (b *bench) stackBaseline(ctx context.Context, sc stackScenario, w *componen
 		return err
 	}
 	var last time.Time
+	components := map[string][]float64{}
 	for i := 0; i < len(objs); i += stackComponents {
 		first, done := created[i], ready[i]
 		for j := i; j < i+stackComponents; j++ {
@@ -496,14 +537,33 @@ func (b *bench) stackBaseline(ctx context.Context, sc stackScenario, w *componen
 			}
 		}
 		round.BaselineReadySeconds = append(round.BaselineReadySeconds, done.Sub(first).Seconds())
+		for j := i; j < i+stackComponents; j++ {
+			components[componentName(objs[j])] = append(components[componentName(objs[j])], ready[j].Sub(first).Seconds())
+		}
 		if done.After(last) {
 			last = done
 		}
 	}
 	round.BaselineSeconds = last.Sub(start).Seconds()
+	round.BaselineComponentReadyP50 = medians(components)
 	b.logf("%d components Ready in %.1fs; per stack p50 %.1fs, p99 %.1fs", len(objs), round.BaselineSeconds,
 		percentile(round.BaselineReadySeconds, 50), percentile(round.BaselineReadySeconds, 99))
 	return nil
+}
+
+// componentName is the component of a stack's object: the part of its
+// name after the stack's.
+func componentName(obj client.Object) string {
+	name := obj.GetName()
+	return name[strings.LastIndexByte(name, '-')+1:]
+}
+
+func medians(samples map[string][]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, xs := range samples {
+		out[k] = percentile(xs, 50)
+	}
+	return out
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -522,9 +582,15 @@ func (s *stackResults) print(w io.Writer) {
 	fmt.Fprintf(w, "   AppStacks / directly (median)\t%.2fx\t\t\n", s.MedianRatio)
 	fmt.Fprintf(w, "   per stack to Ready, p50 / p99: AppStack\t%.1f / %.1f s\t\t\n", s.StackReadyP50, s.StackReadyP99)
 	fmt.Fprintf(w, "   per stack to Ready, p50 / p99: directly\t%.1f / %.1f s\t\t\n", s.BaselineReadyP50, s.BaselineReadyP99)
+	fmt.Fprintf(w, "   median to Ready, %s / %s / %s / %s: AppStack\t%s s\t\t\n", stackDB, stackCache, stackBackend, stackFrontend, s.timeline(s.ComponentReadyP50))
+	fmt.Fprintf(w, "   median to Ready, %s / %s / %s / %s: directly\t%s s\t\t\n", stackDB, stackCache, stackBackend, stackFrontend, s.timeline(s.BaselineComponentReadyP50))
 	fmt.Fprintf(w, "   dependency order violations (of %d edges)\t%d\t0, %s\t\n", s.OrderChecks, s.OrderViolations, verdict(s.OrderViolations == 0))
 	fmt.Fprintf(w, "   operator writes per stack: AppStack / directly\t%.1f / %.1f\t\t\n", s.WritesPerStack, s.BaselineWritesPerStack)
 	fmt.Fprintf(w, "   AppStack status writes per stack\t%.2f\t\t\n", s.StatusWritesPerStack)
+}
+
+func (s *stackResults) timeline(m map[string]float64) string {
+	return floats([]float64{m[stackDB], m[stackCache], m[stackBackend], m[stackFrontend]}, "%.1f")
 }
 
 func roundsOf(rounds []stackRound, f func(stackRound) float64) []float64 {
