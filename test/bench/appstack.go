@@ -22,6 +22,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appstack"
+	"github.com/steward-dev/steward/internal/devenv"
 )
 
 // stackScenario is the AppStack kind. Its measure is stacks: bulk creates
@@ -196,6 +198,59 @@ type stackRound struct {
 	// was quiet after the last Ready.
 	Requests         requestCounts `json:"requests"`
 	BaselineRequests requestCounts `json:"baselineRequests"`
+	// Controller is the AppStack controller's work in the same span.
+	Controller controllerWork `json:"controller"`
+}
+
+// controllerWork is a controller's reconciles, the seconds they took and
+// the seconds requests waited in its queue, from controller-runtime's
+// metrics.
+type controllerWork struct {
+	Reconciles       float64 `json:"reconciles"`
+	ReconcileSeconds float64 `json:"reconcileSeconds"`
+	Queued           float64 `json:"queued"`
+	QueueSeconds     float64 `json:"queueSeconds"`
+}
+
+func (c controllerWork) minus(before controllerWork) controllerWork {
+	return controllerWork{
+		Reconciles: c.Reconciles - before.Reconciles, ReconcileSeconds: c.ReconcileSeconds - before.ReconcileSeconds,
+		Queued: c.Queued - before.Queued, QueueSeconds: c.QueueSeconds - before.QueueSeconds,
+	}
+}
+
+// scrapeController reads a controller's work from the operator's metrics.
+func scrapeController(ctx context.Context, op *devenv.Operator, name string) (controllerWork, error) {
+	var c controllerWork
+	body, err := devenv.Get(ctx, op.MetricsURL)
+	if err != nil {
+		return c, err
+	}
+	for line := range strings.SplitSeq(body, "\n") {
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		metric, labels, _ := strings.Cut(line[:i], "{")
+		if !strings.Contains(labels, `controller="`+name+`"`) && !strings.Contains(labels, `name="`+name+`"`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			return c, fmt.Errorf("parsing %q: %w", line, err)
+		}
+		switch metric {
+		case "controller_runtime_reconcile_total":
+			c.Reconciles += v
+		case "controller_runtime_reconcile_time_seconds_sum":
+			c.ReconcileSeconds += v
+		case "workqueue_queue_duration_seconds_count":
+			c.Queued += v
+		case "workqueue_queue_duration_seconds_sum":
+			c.QueueSeconds += v
+		}
+	}
+	return c, nil
 }
 
 // stackResults is the JSON form of the stacks measure.
@@ -218,6 +273,8 @@ type stackResults struct {
 	// medians' medians.
 	ComponentReadyP50         map[string]float64 `json:"componentReadyP50Seconds"`
 	BaselineComponentReadyP50 map[string]float64 `json:"baselineComponentReadyP50Seconds"`
+	// Controller is the AppStack controller's work over every round.
+	Controller controllerWork `json:"controller"`
 	// OrderChecks is the dependency edges checked (three per stack per
 	// round), OrderViolations those that did not hold.
 	OrderChecks     int `json:"orderChecks"`
@@ -243,6 +300,9 @@ func (s *stackResults) finish() {
 			s.Ratios = append(s.Ratios, r.StackSeconds/r.BaselineSeconds)
 		}
 		s.OrderViolations += len(r.Violations)
+		c := &s.Controller
+		c.Reconciles, c.ReconcileSeconds = c.Reconciles+r.Controller.Reconciles, c.ReconcileSeconds+r.Controller.ReconcileSeconds
+		c.Queued, c.QueueSeconds = c.Queued+r.Controller.Queued, c.QueueSeconds+r.Controller.QueueSeconds
 		for k, v := range r.ComponentReadyP50 {
 			comps[k] = append(comps[k], v)
 		}
@@ -407,6 +467,10 @@ func (b *bench) measureStacks(ctx context.Context, res *results) error {
 			if err != nil {
 				return err
 			}
+			workBefore, err := scrapeController(ctx, b.operator, "appstack")
+			if err != nil {
+				return err
+			}
 			if which == "baseline" {
 				err = b.stackBaseline(ctx, sc, w, nss, &round)
 			} else {
@@ -426,6 +490,11 @@ func (b *bench) measureStacks(ctx context.Context, res *results) error {
 				round.BaselineRequests = after.minus(before)
 			} else {
 				round.Requests = after.minus(before)
+				work, err := scrapeController(ctx, b.operator, "appstack")
+				if err != nil {
+					return err
+				}
+				round.Controller = work.minus(workBefore)
 			}
 		}
 		out.Rounds = append(out.Rounds, round)
@@ -587,6 +656,9 @@ func (s *stackResults) print(w io.Writer) {
 	fmt.Fprintf(w, "   dependency order violations (of %d edges)\t%d\t0, %s\t\n", s.OrderChecks, s.OrderViolations, verdict(s.OrderViolations == 0))
 	fmt.Fprintf(w, "   operator writes per stack: AppStack / directly\t%.1f / %.1f\t\t\n", s.WritesPerStack, s.BaselineWritesPerStack)
 	fmt.Fprintf(w, "   AppStack status writes per stack\t%.2f\t\t\n", s.StatusWritesPerStack)
+	c := s.Controller
+	fmt.Fprintf(w, "   AppStack reconciles per stack; mean reconcile / queue wait\t%.1f; %.0f / %.0f ms\t\t\n",
+		c.Reconciles/float64(max(s.Stacks*len(s.Rounds), 1)), 1000*c.ReconcileSeconds/max(c.Reconciles, 1), 1000*c.QueueSeconds/max(c.Queued, 1))
 }
 
 func (s *stackResults) timeline(m map[string]float64) string {
