@@ -27,8 +27,9 @@ import (
 )
 
 // TestBenchSmall runs every measure of the benchmark at a small scale for
-// each kind, so that `make bench` is known to work, and checks the figures
-// that do not depend on the machine's speed.
+// each kind (for AppStacks, the stacks and idle measures), so that `make
+// bench` is known to work, and checks the figures that do not depend on the
+// machine's speed.
 func TestBenchSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a full local cluster")
@@ -88,25 +89,69 @@ func TestBenchSmall(t *testing.T) {
 		}
 		checkSmall(t, res, cfg)
 	})
+	t.Run("AppStack", func(t *testing.T) {
+		cfg := smallConfig(t, "AppStack", 10)
+		cfg.Measures = "stacks,idle"
+		res := runConfig(t, cfg)
+		s := res.Stacks
+		if s == nil || len(s.Rounds) != 1 {
+			t.Fatalf("stacks = %+v, want one round", s)
+		}
+		r := s.Rounds[0]
+		if len(r.StackReadySeconds) != cfg.Stacks || len(r.BaselineReadySeconds) != cfg.Stacks {
+			t.Errorf("%d stacks and %d baseline stacks timed, want %d each", len(r.StackReadySeconds), len(r.BaselineReadySeconds), cfg.Stacks)
+		}
+		if s.OrderViolations != 0 || s.OrderChecks != 3*cfg.Stacks {
+			t.Errorf("%d of %d dependency edges violated, want 0 of %d: %v", s.OrderViolations, s.OrderChecks, 3*cfg.Stacks, r.Violations)
+		}
+		// Each component is applied once and the finalizer added once;
+		// the status is written when a component's readiness or reason
+		// changes, which depends on timing.
+		want := map[string]float64{"apply databases": 1, "apply caches": 1, "apply webapps": 2, "update appstacks": 1}
+		for k, n := range want {
+			if got := s.RequestsPerStack[k]; got != n {
+				t.Errorf("%s per stack = %v, want %v (all: %v)", k, got, n, s.RequestsPerStack)
+			}
+		}
+		if w := s.StatusWritesPerStack; w < 1 || w > 10 {
+			t.Errorf("AppStack status writes per stack = %v, want 1 to 10", w)
+		}
+		if res.Idle.Writes != 0 {
+			t.Errorf("%v writes in the idle window: %v", res.Idle.Writes, res.Idle.Requests)
+		}
+	})
 }
 
 // runSmall runs the benchmark for kind with n objects per bulk create.
 func runSmall(t *testing.T, kind string, n int) (*results, config) {
 	t.Helper()
-	cfg := config{
-		Kind: kind, N: n, Namespaces: 4, Concurrency: 4, Rounds: 1,
+	cfg := smallConfig(t, kind, n)
+	return runConfig(t, cfg), cfg
+}
+
+// smallConfig is the small benchmark of kind, with n objects (or stacks)
+// per bulk create.
+func smallConfig(t *testing.T, kind string, n int) config {
+	t.Helper()
+	return config{
+		Kind: kind, N: n, Stacks: n, Namespaces: 4, Concurrency: 4, Rounds: 1,
 		Edits: 3, Invalid: 10, Probes: 3, UnrelatedConfigMaps: 100, UnrelatedSecret: 20,
 		Idle: 5 * time.Second, ControllerManagerQPS: 100, KCMBurst: 200,
 		ConfigConsumers: 40, ConfigChanged: 4, ConfigRounds: 1, ConfigMaxConcurrent: intList{5},
 		Out: filepath.Join(t.TempDir(), "results.json"),
 	}
+}
+
+// runConfig runs the benchmark with cfg.
+func runConfig(t *testing.T, cfg config) *results {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	res, err := run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res, cfg
+	return res
 }
 
 // checkSmall checks what every kind must meet.

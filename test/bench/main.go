@@ -62,6 +62,8 @@ type config struct {
 	// The config rollout measure (WebApp only).
 	ConfigConsumers, ConfigChanged, ConfigRounds, ConfigDebounce int
 	ConfigMaxConcurrent                                          intList
+	// The stacks measure (AppStack only): AppStacks per round.
+	Stacks int
 }
 
 // intList is a flag of comma-separated integers.
@@ -89,27 +91,41 @@ func (l *intList) Set(s string) error {
 
 // measures are the measures in the order they run; the change latency edits
 // an object the convergence measure created.
-var measures = []string{"convergence", "idle", "unrelated", "change", "isolation", "config"}
+var measures = []string{"convergence", "stacks", "idle", "unrelated", "change", "isolation", "config"}
+
+// applies says why a measure does not apply to a kind, or "" when it does.
+func applies(measure, kind string) string {
+	stack := strings.EqualFold(kind, stackScenario{}.Kind())
+	switch {
+	case measure == "config" && !strings.EqualFold(kind, "WebApp"):
+		return "the config measure rolls out WebApps: it needs -kind WebApp"
+	case measure == "stacks" && !stack:
+		return "the stacks measure creates AppStacks: it needs -kind AppStack"
+	case stack && slices.Contains([]string{"convergence", "change", "isolation"}, measure):
+		return "the " + measure + " measure does not apply to AppStacks: use stacks, idle or unrelated"
+	}
+	return ""
+}
 
 // selectMeasures checks the -measures flag against the kind.
 func selectMeasures(cfg config) ([]string, error) {
 	var out []string
 	if cfg.Measures == "" {
-		if !strings.EqualFold(cfg.Kind, "WebApp") {
-			return slices.DeleteFunc(slices.Clone(measures), func(m string) bool { return m == "config" }), nil
-		}
-		out = measures
+		out = slices.DeleteFunc(slices.Clone(measures), func(m string) bool { return applies(m, cfg.Kind) != "" })
 	} else {
 		for m := range strings.SplitSeq(cfg.Measures, ",") {
 			m = strings.TrimSpace(m)
 			if !slices.Contains(measures, m) {
 				return nil, fmt.Errorf("no measure %q; known: %s", m, strings.Join(measures, ", "))
 			}
-			if m == "config" && !strings.EqualFold(cfg.Kind, "WebApp") {
-				return nil, errors.New("the config measure rolls out WebApps: it needs -kind WebApp")
+			if why := applies(m, cfg.Kind); why != "" {
+				return nil, errors.New(why)
 			}
 			out = append(out, m)
 		}
+	}
+	if slices.Contains(out, "stacks") && cfg.Stacks < 1 {
+		return nil, errors.New("the stacks measure needs -stacks of at least 1")
 	}
 	if slices.Contains(out, "change") && !slices.Contains(out, "convergence") {
 		return nil, errors.New("the change measure edits an object the convergence measure creates: select both")
@@ -140,7 +156,8 @@ func main() {
 	flag.IntVar(&cfg.ControllerManagerQPS, "kcm-qps", 500, "kube-controller-manager's --kube-api-qps (its default of 20 would dominate).")
 	flag.IntVar(&cfg.KCMBurst, "kcm-burst", 1000, "kube-controller-manager's --kube-api-burst.")
 	flag.StringVar(&cfg.Kind, "kind", scenarios[0].Kind(), "The kind to measure: "+kinds()+".")
-	flag.StringVar(&cfg.Measures, "measures", "", "The measures to run, comma-separated, of "+strings.Join(measures, ", ")+"; empty runs every one that applies to the kind (config: WebApp only).")
+	flag.StringVar(&cfg.Measures, "measures", "", "The measures to run, comma-separated, of "+strings.Join(measures, ", ")+"; empty runs every one that applies to the kind (config: WebApp only; stacks: AppStack only, which has no convergence, change or isolation).")
+	flag.IntVar(&cfg.Stacks, "stacks", 100, "AppStacks per round of the stacks measure, each of 4 components; the same components are also created directly.")
 	flag.IntVar(&cfg.ConfigConsumers, "config-consumers", 500, "WebApps that use the one AppConfig of the config rollout measure.")
 	flag.IntVar(&cfg.ConfigChanged, "config-changed", 10, "Of those, the WebApps that use the key each config change changes.")
 	flag.IntVar(&cfg.ConfigRounds, "config-rounds", 3, "Config changes timed at each -config-max-concurrent; medians are reported.")
@@ -196,6 +213,9 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	}
 	b := &bench{cfg: cfg, sc: sc, began: time.Now()}
 	pods := 2*cfg.Rounds*cfg.N + cfg.N + cfg.Probes + 10
+	if slices.Contains(selected, "stacks") {
+		pods = 2*cfg.Rounds*cfg.Stacks*stackComponents + 10
+	}
 	if slices.Contains(selected, "config") {
 		pods += cfg.ConfigConsumers + cfg.ConfigChanged
 	}
@@ -257,6 +277,7 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	steps := map[string]func(context.Context, *results) error{
 		"convergence": b.measureConvergence, "idle": b.measureIdle, "unrelated": b.measureUnrelatedMemory,
 		"change": b.measureChangeLatency, "isolation": b.measureIsolation, "config": b.measureConfigRollout,
+		"stacks": b.measureStacks,
 	}
 	for _, m := range selected {
 		if err := steps[m](ctx, res); err != nil {
@@ -282,7 +303,15 @@ func (b *bench) namespaces(ctx context.Context, prefix string, count int) ([]str
 
 // createAll creates objs with cfg.Concurrency workers.
 func (b *bench) createAll(ctx context.Context, objs []client.Object) error {
-	work := make(chan client.Object)
+	_, err := b.createTimed(ctx, objs)
+	return err
+}
+
+// createTimed creates objs with cfg.Concurrency workers and returns when
+// each create was sent.
+func (b *bench) createTimed(ctx context.Context, objs []client.Object) ([]time.Time, error) {
+	work := make(chan int)
+	sent := make([]time.Time, len(objs))
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -290,7 +319,9 @@ func (b *bench) createAll(ctx context.Context, objs []client.Object) error {
 	)
 	for range b.cfg.Concurrency {
 		wg.Go(func() {
-			for obj := range work {
+			for i := range work {
+				obj := objs[i]
+				sent[i] = time.Now()
 				if err := b.create(ctx, obj); err != nil {
 					mu.Lock()
 					firstErr = cmpErr(firstErr, fmt.Errorf("creating %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err))
@@ -299,12 +330,12 @@ func (b *bench) createAll(ctx context.Context, objs []client.Object) error {
 			}
 		})
 	}
-	for _, obj := range objs {
-		work <- obj
+	for i := range objs {
+		work <- i
 	}
 	close(work)
 	wg.Wait()
-	return firstErr
+	return sent, firstErr
 }
 
 // create creates obj, or server-side applies it when it is unstructured:

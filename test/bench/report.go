@@ -136,6 +136,8 @@ type results struct {
 	} `json:"isolation"`
 
 	ConfigRollout *configRollout `json:"configRollout,omitempty"`
+
+	Stacks *stackResults `json:"stacks,omitempty"`
 }
 
 func (r *results) ran(measure string) bool { return slices.Contains(r.Measures, measure) }
@@ -180,6 +182,10 @@ func (r *results) finish() {
 	m.GrowthHeapMiB = m.SteadyWithUnrelated.MedianHeap - m.Steady.MedianHeap
 
 	r.Isolation.P50, r.Isolation.P99 = percentile(r.Isolation.ReadyMs, 50), percentile(r.Isolation.ReadyMs, 99)
+
+	if r.Stacks != nil {
+		r.Stacks.finish()
+	}
 
 	if cr := r.ConfigRollout; cr != nil {
 		cr.Summaries = nil
@@ -234,8 +240,12 @@ func floats(xs []float64, format string) string {
 // print writes the readable report.
 func (r *results) print(out io.Writer) {
 	s := r.Settings
-	fmt.Fprintf(out, "\nSteward scale benchmark: %s, N=%d over %d namespaces, %d rounds, create concurrency %d, %d fake nodes\n",
-		r.Kind, s.N, s.Namespaces, s.Rounds, s.Concurrency, r.Nodes)
+	n := fmt.Sprintf("N=%d", s.N)
+	if r.Stacks != nil {
+		n = fmt.Sprintf("%d stacks", s.Stacks)
+	}
+	fmt.Fprintf(out, "\nSteward scale benchmark: %s, %s over %d namespaces, %d rounds, create concurrency %d, %d fake nodes\n",
+		r.Kind, n, s.Namespaces, s.Rounds, s.Concurrency, r.Nodes)
 	fmt.Fprintf(out, "kube-controller-manager --kube-api-qps=%d --kube-api-burst=%d; operator defaults: no client-side throttle, leader election on\n\n",
 		s.ControllerManagerQPS, s.KCMBurst)
 
@@ -251,6 +261,9 @@ func (r *results) print(out io.Writer) {
 		fmt.Fprintf(w, "   plain client seconds per round\t%s\t\t\n", floats(c.RawSeconds, "%.1f"))
 		fmt.Fprintf(w, "3. writes per %s, first convergence\t%.2f (objects %.2f, events %.2f)\t<= 3, %s\t\n",
 			r.Kind, fc.WritesPerObj, fc.ObjectWritesPer, fc.EventWritesPer, verdict(fc.WritesPerObj <= 3))
+	}
+	if r.Stacks != nil {
+		r.Stacks.print(w)
 	}
 	if r.ran("idle") {
 		fmt.Fprintf(w, "4. writes in a %.0fs idle window\t%.0f (+%.0f Lease renewals)\t0, %s\t\n", r.Idle.Seconds, r.Idle.Writes, r.Idle.LeaseWrites, verdict(r.Idle.Writes == 0))
@@ -295,6 +308,12 @@ func (r *results) print(out io.Writer) {
 		for _, k := range requestCounts(fc.RequestsPerObj).sorted() {
 			fmt.Fprintf(w, "   %s\t%.3f\t\n", k, fc.RequestsPerObj[k])
 		}
+		_ = w.Flush()
+	}
+	if r.Stacks != nil {
+		fmt.Fprintf(out, "\n9. operator requests per stack, over every round, with AppStacks and with the components created directly:\n")
+		w = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		r.Stacks.printRequests(w)
 		_ = w.Flush()
 	}
 	if len(r.Idle.Requests) > 0 {

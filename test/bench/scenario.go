@@ -61,7 +61,7 @@ type Scenario interface {
 }
 
 // scenarios are the kinds the benchmark knows.
-var scenarios = []Scenario{webAppScenario{}, databaseScenario{}}
+var scenarios = []Scenario{webAppScenario{}, databaseScenario{}, stackScenario{}}
 
 // scenario returns the scenario of kind.
 func scenario(kind string) (Scenario, error) {

@@ -65,6 +65,14 @@ func track(ctx context.Context, c cache.Cache, obj client.Object, cond func(clie
 	return t, err
 }
 
+// at returns when key first met the condition.
+func (t *tracker) at(key client.ObjectKey) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at, ok := t.seen[key]
+	return at, ok
+}
+
 // waitAll waits until every key met the condition and returns the latest time.
 func (t *tracker) waitAll(ctx context.Context, keys []client.ObjectKey, timeout time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(timeout)
