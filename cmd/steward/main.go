@@ -88,6 +88,7 @@ func run() error {
 	fs.IntVar(&opts.Burst, "kube-api-burst", opts.Burst, "Client-side burst, used when --kube-api-qps is not negative.")
 	fs.IntVar(&opts.WebAppConcurrency, "webapp-concurrency", opts.WebAppConcurrency, "Number of WebApps reconciled in parallel.")
 	fs.IntVar(&opts.DatabaseConcurrency, "database-concurrency", opts.DatabaseConcurrency, "Number of Databases reconciled in parallel.")
+	fs.IntVar(&opts.AppStackConcurrency, "appstack-concurrency", opts.AppStackConcurrency, "Number of AppStacks reconciled in parallel.")
 	fs.DurationVar(&opts.AppConfigResync, "appconfig-resync", manager.DefaultAppConfigResync, "How often an AppConfig is looked at without an event: picks up changes of the Secrets its secretData reads and of plain workloads that opt in.")
 	fs.StringVar(&opts.InstanceImage, "instance-image", opts.InstanceImage, "Steward's image, from which database pods copy the instance manager; normally the operator's own image.")
 	fs.DurationVar(&opts.GracefulShutdownTimeout, "graceful-shutdown-timeout", opts.GracefulShutdownTimeout, "How long reconciles in flight may take to finish on shutdown.")

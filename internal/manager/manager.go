@@ -81,6 +81,9 @@ type Options struct {
 	// DatabaseConcurrency is the number of Databases reconciled in parallel.
 	DatabaseConcurrency int
 
+	// AppStackConcurrency is the number of AppStacks reconciled in parallel.
+	AppStackConcurrency int
+
 	// InstanceImage is Steward's own image, whose binary database pods run
 	// as their instance manager.
 	InstanceImage string
@@ -119,6 +122,7 @@ func DefaultOptions() Options {
 		Burst:                   1000,
 		WebAppConcurrency:       10,
 		DatabaseConcurrency:     4,
+		AppStackConcurrency:     4,
 		InstanceImage:           DefaultInstanceImage,
 		GracefulShutdownTimeout: 30 * time.Second,
 	}
@@ -271,7 +275,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder("steward"),
-	}).SetupWithManager(mgr, controller.Options{})
+	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.AppStackConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the AppStack controller: %w", err)
 	}
