@@ -162,9 +162,15 @@ func TestAppStackOnTheCluster(t *testing.T) {
 	// 1. Apply and wait, as a user would.
 	kubectl(t, shopStack, "apply", "-f", "-")
 	kubectl(t, "", ns, "wait", "--for=condition=Ready", "appstack/shop", "--timeout=90s")
-	if got := kubectl(t, "", ns, "get", "appstack", "shop", "-o", "jsonpath={.status.phase} {.status.components[*].name}"); got != "Ready orders sessions config backend frontend ingress" {
-		t.Errorf("phase and components: %q", got)
-	}
+	// Ready may turn False again for a moment: the AppConfig's Ready follows
+	// its consumers' rollouts, and the frontend's can be seen after the
+	// frontend's own Ready.
+	eventually(t, 30*time.Second, func() error {
+		if got := kubectl(t, "", ns, "get", "appstack", "shop", "-o", "jsonpath={.status.phase} {.status.components[*].name}"); got != "Ready orders sessions config backend frontend ingress" {
+			return fmt.Errorf("phase and components: %q", got)
+		}
+		return nil
+	})
 
 	// 2. The creation timestamps (whole seconds) agree with the order: each
 	// object is created no earlier than what it depends on became Ready.
