@@ -111,11 +111,11 @@ func run(ctx context.Context, keep bool, operatorBin, samples string) (err error
 	}
 
 	step("Waiting until every sample is Ready")
-	if _, err := devenv.Kubectl(ctx, cluster, nil, "wait", "--for=condition=Ready", "webapps,databases,caches,appconfigs", "--all", "--all-namespaces", "--timeout=180s"); err != nil {
+	if _, err := devenv.Kubectl(ctx, cluster, nil, "wait", "--for=condition=Ready", "webapps,databases,caches,appconfigs,appstacks", "--all", "--all-namespaces", "--timeout=180s"); err != nil {
 		return err
 	}
 	step("Every sample is Ready")
-	out, err := devenv.Kubectl(ctx, cluster, nil, "get", "webapps,databases,caches,appconfigs", "--all-namespaces", "-o", "wide")
+	out, err := devenv.Kubectl(ctx, cluster, nil, "get", "webapps,databases,caches,appconfigs,appstacks", "--all-namespaces", "-o", "wide")
 	if err != nil {
 		return err
 	}

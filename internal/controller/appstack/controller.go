@@ -91,8 +91,8 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=steward.dev,resources=appstacks,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=steward.dev,resources=appstacks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=steward.dev,resources=appstacks/finalizers,verbs=update
-// +kubebuilder:rbac:groups=steward.dev,resources=databases;caches;webapps;appconfigs,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=steward.dev,resources=backups,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=steward.dev,resources=databases;caches;webapps;appconfigs,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=steward.dev,resources=backups,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;list;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
