@@ -162,9 +162,7 @@ func TestAppStackOnTheCluster(t *testing.T) {
 	// 1. Apply and wait, as a user would.
 	kubectl(t, shopStack, "apply", "-f", "-")
 	kubectl(t, "", ns, "wait", "--for=condition=Ready", "appstack/shop", "--timeout=90s")
-	// Ready may turn False again for a moment: the AppConfig's Ready follows
-	// its consumers' rollouts, and the frontend's can be seen after the
-	// frontend's own Ready.
+	// Ready, with every component in dependency order.
 	eventually(t, 30*time.Second, func() error {
 		if got := kubectl(t, "", ns, "get", "appstack", "shop", "-o", "jsonpath={.status.phase} {.status.components[*].name}"); got != "Ready orders sessions config backend frontend ingress" {
 			return fmt.Errorf("phase and components: %q", got)
@@ -215,11 +213,11 @@ func TestAppStackOnTheCluster(t *testing.T) {
 	// dependencies were Ready: Available for a Database, a Cache or a
 	// WebApp, RevisionCreated for the AppConfig.
 	names, createdAt := related(t, stackEvents(t, ns, "Created"))
-	if len(names) != 5 {
-		t.Fatalf("Created events for %v, want the five components", names)
+	if len(names) != 6 {
+		t.Fatalf("Created events for %v, want the five components and the Ingress", names)
 	}
-	if !slices.Equal(names[3:], []string{"shop-backend", "shop-frontend"}) {
-		t.Errorf("created in order %v, want the backend then the frontend last", names)
+	if !slices.Equal(names[3:], []string{"shop-backend", "shop-frontend", "shop"}) {
+		t.Errorf("created in order %v, want the backend, the frontend, then the Ingress last", names)
 	}
 	available := map[string]time.Time{}
 	for _, e := range append(stackEvents(t, ns, "Available"), stackEvents(t, ns, "RevisionCreated")...) {

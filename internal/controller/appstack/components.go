@@ -19,6 +19,7 @@ package appstack
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appstack"
+	appconfigctl "github.com/steward-dev/steward/internal/controller/appconfig"
 	"github.com/steward-dev/steward/internal/labels"
 )
 
@@ -44,11 +46,22 @@ type component struct {
 // object is the Steward object's name.
 func (c *component) object() string { return c.live.GetName() }
 
+// configTrouble are the AppConfig reasons that are its own trouble, not a
+// consumer's rollout.
+var configTrouble = []string{
+	appconfigctl.ReasonInvalidSpec, appconfigctl.ReasonSecretNotFound, appconfigctl.ReasonRevisionNotFound,
+	v1alpha1.ReasonNameConflict, v1alpha1.ReasonApplyFailed,
+}
+
 // readiness returns whether the live object is Ready for its current
-// generation, and its Ready reason and message.
-func (c *component) readiness() (ready bool, reason, message string) {
+// generation, its Ready reason and message, and whether its Degraded
+// condition is True. The stack's AppConfig counts as Ready once it has
+// rendered a revision for its spec and has no trouble of its own: a rollout
+// to the apps is theirs to report, and must not hold the apps not created
+// yet.
+func (c *component) readiness() (ready bool, reason, message string, degraded bool) {
 	if !c.exists {
-		return false, ReasonNotCreated, fmt.Sprintf("%s %s is not created yet", c.kind, c.object())
+		return false, ReasonNotCreated, fmt.Sprintf("%s %s is not created yet", c.kind, c.object()), false
 	}
 	var conds []metav1.Condition
 	var observed int64
@@ -65,11 +78,18 @@ func (c *component) readiness() (ready bool, reason, message string) {
 	cond := meta.FindStatusCondition(conds, v1alpha1.ConditionReady)
 	switch {
 	case cond == nil:
-		return false, "Pending", fmt.Sprintf("%s %s has no status yet", c.kind, c.object())
+		return false, "Pending", fmt.Sprintf("%s %s has no status yet", c.kind, c.object()), false
 	case observed != c.live.GetGeneration():
-		return false, cond.Reason, fmt.Sprintf("%s %s has not caught up with its spec yet", c.kind, c.object())
+		return false, cond.Reason, fmt.Sprintf("%s %s has not caught up with its spec yet", c.kind, c.object()), false
 	}
-	return cond.Status == metav1.ConditionTrue, cond.Reason, cond.Message
+	degraded = meta.IsStatusConditionTrue(conds, v1alpha1.ConditionDegraded)
+	if ac, ok := c.live.(*v1alpha1.AppConfig); ok {
+		if ac.Status.CurrentRevision != "" && !slices.Contains(configTrouble, cond.Reason) {
+			return true, cond.Reason, fmt.Sprintf("revision %s rendered: %s", ac.Status.CurrentRevision, cond.Message), false
+		}
+		return false, cond.Reason, cond.Message, slices.Contains(configTrouble, cond.Reason)
+	}
+	return cond.Status == metav1.ConditionTrue, cond.Reason, cond.Message, degraded
 }
 
 // read fills c.live from the cache.

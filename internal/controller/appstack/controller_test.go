@@ -251,8 +251,8 @@ func TestTheShopConvergesInDependencyOrder(t *testing.T) {
 
 	// The events tell the order too.
 	created := createdEvents(t, ns)
-	if want := []string{"shop-backend", "shop-frontend"}; !slices.Equal(created[len(created)-2:], want) {
-		t.Errorf("created in order %v; want the apps last, backend before frontend", created)
+	if want := []string{"shop-backend", "shop-frontend", "shop"}; !slices.Equal(created[len(created)-3:], want) {
+		t.Errorf("created in order %v; want the apps, backend before frontend, then the Ingress", created)
 	}
 }
 
@@ -616,5 +616,41 @@ func installServiceMonitorCRD(t *testing.T) {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(schema.GroupVersionKind{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitorList"})
 		return k8s.List(context.Background(), list)
+	})
+}
+
+func TestAConfigRolloutHoldsNoAppAndABrokenAppDegradesTheStack(t *testing.T) {
+	ns := namespace(t)
+	create(t, shop(ns, v1alpha1.StackDevelopment))
+	setReady(t, named(&v1alpha1.Database{}, ns, "shop-db"), true, "Available")
+	setReady(t, named(&v1alpha1.Cache{}, ns, "shop-cache"), true, "Available")
+	// The configuration is rendered and rolling out to its consumers: that
+	// is their business, and holds no app back.
+	config := named(&v1alpha1.AppConfig{}, ns, "shop-config")
+	setReady(t, config, true, "RolledOut")
+	setReady(t, config, false, "RollingOut")
+	backend := named(&v1alpha1.WebApp{}, ns, "shop-backend")
+	waitExists(t, backend)
+
+	// A component that reports itself Degraded degrades the stack.
+	eventually(t, func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(backend), backend); err != nil {
+			return err
+		}
+		backend.Status.ObservedGeneration = backend.Generation
+		meta.SetStatusCondition(&backend.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "the rollout is stuck"})
+		meta.SetStatusCondition(&backend.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: "ProgressDeadlineExceeded", Message: "the rollout is stuck"})
+		return k8s.Status().Update(context.Background(), backend)
+	})
+	eventually(t, func() error {
+		s := &v1alpha1.AppStack{}
+		if err := k8s.Get(context.Background(), stackKey(ns), s); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionDegraded)
+		if s.Status.Phase != v1alpha1.AppStackDegraded || c == nil || c.Reason != appstack.ReasonComponentDegraded || !strings.Contains(c.Message, "WebApp backend: the rollout is stuck") {
+			return fmt.Errorf("phase %s, Degraded %+v", s.Status.Phase, c)
+		}
+		return nil
 	})
 }

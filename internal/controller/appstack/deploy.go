@@ -91,20 +91,8 @@ func (r *Reconciler) deploy(ctx context.Context, stack *v1alpha1.AppStack, st *v
 		}
 		if !c.exists && blocker != "" {
 			dep := readiness[blocker]
-			e.blocked, e.reason = true, ReasonBlocked
-			e.message = fmt.Sprintf("waiting for %s %s: %s", strings.ToLower(dep.c.kind), blocker, dep.reason)
-			if t := stack.Spec.DependencyTimeout; t != nil {
-				since := now
-				if p, ok := prev[c.name]; ok && p.Reason == ReasonBlocked && p.Since != nil {
-					since = p.Since.Time
-				}
-				if waited := now.Sub(since); waited >= t.Duration {
-					e.degraded = true
-					e.message += fmt.Sprintf(" (waited longer than %s)", t.Duration)
-				} else {
-					requeue = minPositive(requeue, t.Duration-waited)
-				}
-			}
+			e.block(fmt.Sprintf("waiting for %s %s: %s", strings.ToLower(dep.c.kind), blocker, dep.reason))
+			requeue = minPositive(requeue, r.waited(stack, &e, prev, now))
 			entries = append(entries, e)
 			readiness[c.name] = e
 			continue
@@ -125,8 +113,8 @@ func (r *Reconciler) deploy(ctx context.Context, stack *v1alpha1.AppStack, st *v
 			r.Recorder.Eventf(stack, c.live, corev1.EventTypeNormal, EventCreated, "Create",
 				"Created %s %s: %s", c.kind, c.object(), createdWhy(g.Node(c.name).Needs))
 		}
-		e.ready, e.reason, e.message = c.readiness()
-		e.degraded = e.reason == v1alpha1.ReasonApplyFailed || e.reason == v1alpha1.ReasonNameConflict
+		e.ready, e.reason, e.message, e.degraded = c.readiness()
+		e.degraded = e.degraded || e.reason == v1alpha1.ReasonApplyFailed || e.reason == v1alpha1.ReasonNameConflict
 		entries = append(entries, e)
 		readiness[c.name] = e
 	}
@@ -136,6 +124,9 @@ func (r *Reconciler) deploy(ctx context.Context, stack *v1alpha1.AppStack, st *v
 		return ctrl.Result{}, err
 	}
 	if ingress != nil {
+		if ingress.blocked {
+			requeue = minPositive(requeue, r.waited(stack, ingress, prev, now))
+		}
 		entries = append(entries, *ingress)
 	}
 	if err := r.reconcileMonitoring(ctx, stack, comps); err != nil {
@@ -152,7 +143,44 @@ func (r *Reconciler) deploy(ctx context.Context, stack *v1alpha1.AppStack, st *v
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
+// block marks the entry as waiting for a dependency.
+func (e *entry) block(message string) {
+	e.blocked, e.reason, e.message = true, ReasonBlocked, message
+}
+
+// waited turns a blocked entry's wait into Degraded once it passes the
+// stack's dependencyTimeout, with an event the first time; it returns how
+// long until that happens, or 0. A component newly Blocked gets an event.
+func (r *Reconciler) waited(stack *v1alpha1.AppStack, e *entry, prev map[string]v1alpha1.StackComponentStatus, now time.Time) time.Duration {
+	p, seen := prev[e.c.name]
+	wasBlocked := seen && p.Reason == ReasonBlocked && p.Since != nil
+	if !wasBlocked {
+		r.Recorder.Eventf(stack, nil, corev1.EventTypeNormal, EventBlocked, "Deploy", "%s %s is held: %s", e.c.kind, e.c.name, e.message)
+	}
+	t := stack.Spec.DependencyTimeout
+	if t == nil {
+		return 0
+	}
+	since := now
+	if wasBlocked {
+		since = p.Since.Time
+	}
+	waited := now.Sub(since)
+	if waited < t.Duration {
+		return t.Duration - waited
+	}
+	e.degraded = true
+	e.message += fmt.Sprintf(" (waited longer than %s)", t.Duration)
+	if !strings.Contains(p.Message, "(waited longer than") {
+		r.Recorder.Eventf(stack, nil, corev1.EventTypeWarning, ReasonDependencyTimeout, "Deploy", "%s %s: %s", e.c.kind, e.c.name, e.message)
+	}
+	return 0
+}
+
 func minPositive(a, b time.Duration) time.Duration {
+	if b <= 0 {
+		return a
+	}
 	if a <= 0 || b < a {
 		return b
 	}

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -181,8 +182,7 @@ func (r *Reconciler) reconcileIngress(ctx context.Context, stack *v1alpha1.AppSt
 	if !exists {
 		for _, a := range exposed {
 			if dep := readiness[a.Name]; !dep.ready {
-				e.blocked, e.reason = true, ReasonBlocked
-				e.message = fmt.Sprintf("waiting for webapp %s: %s", a.Name, dep.reason)
+				e.block(fmt.Sprintf("waiting for webapp %s: %s", a.Name, dep.reason))
 				return &e, nil
 			}
 		}
@@ -219,6 +219,10 @@ func (r *Reconciler) reconcileIngress(ctx context.Context, stack *v1alpha1.AppSt
 			return &e, nil
 		}
 		return nil, err
+	}
+	if !exists {
+		r.Recorder.Eventf(stack, live, corev1.EventTypeNormal, EventCreated, "Create",
+			"Created Ingress %s: the exposed apps are Ready", live.Name)
 	}
 	c.exists = true
 	paths := make([]string, 0, len(exposed))

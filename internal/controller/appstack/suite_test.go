@@ -134,6 +134,9 @@ func setReady(t *testing.T, obj client.Object, ready bool, reason string) {
 			meta.SetStatusCondition(&o.Status.Conditions, cond)
 		case *v1alpha1.AppConfig:
 			o.Status.ObservedGeneration = o.Generation
+			if ready && o.Status.CurrentRevision == "" {
+				o.Status.CurrentRevision = "0123456789" // rendered
+			}
 			meta.SetStatusCondition(&o.Status.Conditions, cond)
 		}
 		return k8s.Status().Update(context.Background(), obj)
