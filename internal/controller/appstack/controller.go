@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -86,6 +87,24 @@ type Reconciler struct {
 	// HasServiceMonitors reports whether the Prometheus Operator's
 	// ServiceMonitor kind is served; looked up at run time.
 	HasServiceMonitors func() bool
+
+	// announced holds, per stack component, the wait last announced by an
+	// event, so that a reconcile reading a stale status does not repeat it.
+	announced sync.Map
+}
+
+// announce reports whether message is new for the component, and
+// remembers it.
+func (r *Reconciler) announce(stack *v1alpha1.AppStack, component, message string) bool {
+	key := string(stack.UID) + "/" + component
+	prev, loaded := r.announced.Swap(key, message)
+	return !loaded || prev.(string) != message
+}
+
+// forget drops what was announced for a component that no longer waits.
+func (r *Reconciler) forget(stack *v1alpha1.AppStack, component string) {
+	r.announced.Delete(string(stack.UID) + "/" + component)
+	r.announced.Delete(string(stack.UID) + "/" + component + "/timeout")
 }
 
 // +kubebuilder:rbac:groups=steward.dev,resources=appstacks,verbs=get;list;watch;update;patch

@@ -24,8 +24,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -44,6 +47,10 @@ type entry struct {
 	message  string
 	blocked  bool
 	degraded bool
+	// waitsFor is the dependency a blocked component waits for, and
+	// dependency its object when it exists.
+	waitsFor   string
+	dependency client.Object
 }
 
 // deploy creates and updates the components whose dependencies are Ready,
@@ -91,13 +98,17 @@ func (r *Reconciler) deploy(ctx context.Context, stack *v1alpha1.AppStack, st *v
 		}
 		if !c.exists && blocker != "" {
 			dep := readiness[blocker]
-			e.block(fmt.Sprintf("waiting for %s %s: %s", strings.ToLower(dep.c.kind), blocker, dep.reason))
+			e.block(blocker, dep.c, fmt.Sprintf("waiting for %s %s: %s", strings.ToLower(dep.c.kind), blocker, dep.reason))
 			requeue = minPositive(requeue, r.waited(stack, &e, prev, now))
 			entries = append(entries, e)
 			readiness[c.name] = e
 			continue
 		}
-		created := !c.exists
+		r.forget(stack, c.name)
+		created, err := r.isNew(ctx, c)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
 		if err := applier.Apply(ctx, apply.Typed{Object: c.desired}, c.live, stack.UID); err != nil {
 			reason, ok := apply.UserError(err)
 			if !ok {
@@ -126,6 +137,8 @@ func (r *Reconciler) deploy(ctx context.Context, stack *v1alpha1.AppStack, st *v
 	if ingress != nil {
 		if ingress.blocked {
 			requeue = minPositive(requeue, r.waited(stack, ingress, prev, now))
+		} else {
+			r.forget(stack, ingress.c.name)
 		}
 		entries = append(entries, *ingress)
 	}
@@ -143,9 +156,38 @@ func (r *Reconciler) deploy(ctx context.Context, stack *v1alpha1.AppStack, st *v
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
-// block marks the entry as waiting for a dependency.
-func (e *entry) block(message string) {
-	e.blocked, e.reason, e.message = true, ReasonBlocked, message
+// isNew reports whether the component's object does not exist yet. The
+// cache may not have an object the stack created a moment ago; the API
+// server is asked before the creation is announced.
+func (r *Reconciler) isNew(ctx context.Context, c *component) (bool, error) {
+	if c.exists {
+		return false, nil
+	}
+	live := emptyObject(c.kind, c.object())
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.desired.GetNamespace(), Name: c.object()}, live)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	return false, err
+}
+
+// block marks the entry as waiting for the dependency, whose object is
+// dep's when it exists.
+func (e *entry) block(dependency string, dep *component, message string) {
+	e.blocked, e.reason, e.message, e.waitsFor = true, ReasonBlocked, message, dependency
+	if dep != nil && dep.exists {
+		e.dependency = dep.live
+	}
+}
+
+// waitsForObject is the object a blocked entry waits for, the related
+// object of its events (which keeps the events of different waits apart),
+// or nil when it does not exist yet.
+func (e *entry) waitsForObject() runtime.Object {
+	if e.dependency == nil {
+		return nil
+	}
+	return e.dependency
 }
 
 // waited turns a blocked entry's wait into Degraded once it passes the
@@ -154,8 +196,11 @@ func (e *entry) block(message string) {
 func (r *Reconciler) waited(stack *v1alpha1.AppStack, e *entry, prev map[string]v1alpha1.StackComponentStatus, now time.Time) time.Duration {
 	p, seen := prev[e.c.name]
 	wasBlocked := seen && p.Reason == ReasonBlocked && p.Since != nil
-	if !wasBlocked {
-		r.Recorder.Eventf(stack, nil, corev1.EventTypeNormal, EventBlocked, "Deploy", "%s %s is held: %s", e.c.kind, e.c.name, e.message)
+	// Announced once per dependency waited for: the reason of the wait
+	// changes as the dependency progresses, and the status may be read from
+	// a cache that has not seen the last write.
+	if r.announce(stack, e.c.name, e.waitsFor) {
+		r.Recorder.Eventf(stack, e.waitsForObject(), corev1.EventTypeNormal, EventBlocked, "Deploy", "%s %s is held: %s", e.c.kind, e.c.name, e.message)
 	}
 	t := stack.Spec.DependencyTimeout
 	if t == nil {
@@ -171,8 +216,8 @@ func (r *Reconciler) waited(stack *v1alpha1.AppStack, e *entry, prev map[string]
 	}
 	e.degraded = true
 	e.message += fmt.Sprintf(" (waited longer than %s)", t.Duration)
-	if !strings.Contains(p.Message, "(waited longer than") {
-		r.Recorder.Eventf(stack, nil, corev1.EventTypeWarning, ReasonDependencyTimeout, "Deploy", "%s %s: %s", e.c.kind, e.c.name, e.message)
+	if r.announce(stack, e.c.name+"/timeout", e.waitsFor) {
+		r.Recorder.Eventf(stack, e.waitsForObject(), corev1.EventTypeWarning, ReasonDependencyTimeout, "Deploy", "%s %s: %s", e.c.kind, e.c.name, e.message)
 	}
 	return 0
 }

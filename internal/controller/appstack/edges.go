@@ -162,6 +162,14 @@ func (r *Reconciler) reconcileIngress(ctx context.Context, stack *v1alpha1.AppSt
 		return nil, err
 	}
 	exists := err == nil
+	if !exists && stack.Spec.Ingress != nil {
+		// The cache may not have the Ingress created a moment ago.
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: stack.Namespace, Name: ingressName(stack)}, live)
+		if client.IgnoreNotFound(err) != nil {
+			return nil, err
+		}
+		exists = err == nil
+	}
 	applier := apply.Applier{Client: r.Client, Reader: r.APIReader}
 	in := stack.Spec.Ingress
 	if in == nil {
@@ -182,7 +190,7 @@ func (r *Reconciler) reconcileIngress(ctx context.Context, stack *v1alpha1.AppSt
 	if !exists {
 		for _, a := range exposed {
 			if dep := readiness[a.Name]; !dep.ready {
-				e.block(fmt.Sprintf("waiting for webapp %s: %s", a.Name, dep.reason))
+				e.block(a.Name, dep.c, fmt.Sprintf("waiting for webapp %s: %s", a.Name, dep.reason))
 				return &e, nil
 			}
 		}
