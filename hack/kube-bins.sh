@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Provides the local control-plane binaries (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl, kwok) in one directory and
-# prints that directory. Lookup order:
+# Provides the local cluster's binaries in one directory and prints that
+# directory: the control plane (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl, kwok and its stages) and what a real node adds
+# (kubelet, kube-proxy, coredns). Lookup order:
 #   1. $KUBEBUILDER_ASSETS, when it holds every binary;
 #   2. the repository cache bin/k8s/<version>-linux-<arch>/ (gitignored);
 #   3. setup-envtest, for etcd/kube-apiserver/kubectl, where downloads work;
@@ -12,10 +13,11 @@ set -euo pipefail
 KUBE_VERSION=${KUBE_VERSION:-1.36.3}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
+COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
 ARCH=$(go env GOARCH)
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DEST=${KUBE_BIN_DIR:-$ROOT/bin/k8s/$KUBE_VERSION-linux-$ARCH}
-BINS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
+BINS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok kubelet kube-proxy coredns)
 
 log() { printf 'kube-bins: %s\n' "$*" >&2; }
 
@@ -85,7 +87,7 @@ build_kube() {
     echo 'package kubebins' >"$mod/doc.go"
   fi
   local b
-  for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+  for b in kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy; do
     [ -x "$DEST/$b" ] && continue
     log "building $b v$KUBE_VERSION (minutes on a cold machine)"
     (cd "$mod" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -ldflags "$(kube_ldflags)" -o "$DEST/$b.tmp" "k8s.io/kubernetes/cmd/$b")
@@ -123,8 +125,48 @@ build_kwok() {
   fi
 }
 
+# CoreDNS with only the plugins a local cluster's DNS needs: a wrapper
+# module whose main lists them (the full build pulls every cloud SDK).
+build_coredns() {
+  [ -x "$DEST/coredns" ] && return 0
+  local mod=$WORK/coredns-$COREDNS_VERSION
+  mkdir -p "$mod"
+  if [ ! -f "$mod/go.mod" ]; then
+    printf 'module steward.local/coredns\n\ngo 1.26\n\nrequire github.com/coredns/coredns %s\n' "$COREDNS_VERSION" >"$mod/go.mod"
+    cat >"$mod/main.go" <<'EOF'
+// Command coredns is CoreDNS with the plugins of a local cluster's DNS.
+package main
+
+import (
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/coremain"
+
+	_ "github.com/coredns/coredns/plugin/bind"
+	_ "github.com/coredns/coredns/plugin/cache"
+	_ "github.com/coredns/coredns/plugin/errors"
+	_ "github.com/coredns/coredns/plugin/health"
+	_ "github.com/coredns/coredns/plugin/kubernetes"
+	_ "github.com/coredns/coredns/plugin/loadbalance"
+	_ "github.com/coredns/coredns/plugin/log"
+	_ "github.com/coredns/coredns/plugin/ready"
+)
+
+// The plugins, in the order CoreDNS's own plugin.cfg runs them.
+func init() {
+	dnsserver.Directives = []string{"bind", "ready", "health", "errors", "log", "loadbalance", "cache", "kubernetes"}
+}
+
+func main() { coremain.Run() }
+EOF
+  fi
+  log "building coredns $COREDNS_VERSION"
+  (cd "$mod" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -ldflags "-s -w" -o "$DEST/coredns.tmp" .)
+  mv "$DEST/coredns.tmp" "$DEST/coredns"
+}
+
 build_etcd
 build_kube
 build_kwok
+build_coredns
 complete "$DEST" || { log "incomplete: $DEST"; exit 1; }
 echo "$DEST"
