@@ -42,7 +42,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -94,6 +93,22 @@ type Options struct {
 	// its defaults, 20 and 30. kube-scheduler uses them too when they exceed
 	// its own defaults, 50 and 100.
 	ControllerManagerQPS, ControllerManagerBurst int
+	// RealNodes is the number of real nodes: each runs containerd, runc, the
+	// CNI bridge, a kubelet and kube-proxy in a network namespace of its
+	// own, so that pods run real containers; Services, their ClusterIPs
+	// and DNS names (CoreDNS serves cluster.local) work as on any cluster,
+	// and claims of the default StorageClass LocalStorageClassName get a
+	// directory on their pod's node. The control plane then runs in a
+	// network namespace too, reached through a forwarder on 127.0.0.1.
+	// Real nodes are named node-<i>, labeled type=real, and need root on
+	// Linux: see RealNodeSupport. A cluster with real nodes is full and
+	// has no fake nodes unless Nodes asks for them.
+	RealNodes int
+	// Images are OCI image archives imported into every real node's
+	// containerd before its kubelet starts, so that pods find them without
+	// pulling (nothing can be pulled). They must include the pause image,
+	// registry.k8s.io/pause:3.10.
+	Images []string
 	// JobPodsRunUntilTold leaves the pods of Jobs running instead of
 	// completing them at once: a test finishes a pod by writing its status
 	// (phase and container termination message) itself, as a kubelet would.
@@ -106,10 +121,15 @@ type Options struct {
 
 // withDefaults returns the options with every zero value filled in.
 func (o Options) withDefaults() (Options, error) {
-	if o.Nodes < 0 || o.ControllerManagerQPS < 0 || o.ControllerManagerBurst < 0 {
-		return o, errors.New("negative Nodes, ControllerManagerQPS or ControllerManagerBurst")
+	if o.Nodes < 0 || o.RealNodes < 0 || o.ControllerManagerQPS < 0 || o.ControllerManagerBurst < 0 {
+		return o, errors.New("negative Nodes, RealNodes, ControllerManagerQPS or ControllerManagerBurst")
 	}
-	if o.Nodes == 0 {
+	if o.RealNodes > maxRealNodes {
+		return o, fmt.Errorf("RealNodes %d is more than %d", o.RealNodes, maxRealNodes)
+	}
+	if o.RealNodes > 0 {
+		o.Full = true
+	} else if o.Nodes == 0 {
 		o.Nodes = defaultNodes
 	}
 	if o.ControllerManagerQPS == 0 {
@@ -130,12 +150,24 @@ func (o Options) withDefaults() (Options, error) {
 
 // Cluster is a running local control plane. Stop it when done.
 type Cluster struct {
-	opts       Options
-	dir        string
-	server     string
-	pki        *pki
-	restConfig *rest.Config
-	spawner    *spawner
+	opts Options
+	dir  string
+	// id is the random part of dir's name, which names the network
+	// namespaces and cgroups of real nodes.
+	id     string
+	server string
+	// internalServer is the API server's URL for the components inside the
+	// cluster's network namespaces; server without real nodes.
+	internalServer string
+	pki            *pki
+	restConfig     *rest.Config
+	spawner        *spawner
+
+	// Real nodes only: the nodes, the forwarder that gives the host the
+	// API server, and the volume provisioner.
+	nodes       []*Node
+	forwarder   *forwarder
+	provisioner *provisioner
 	// logMu serialises writes to opts.Log from the components.
 	logMu sync.Mutex
 
@@ -183,7 +215,7 @@ func start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the cluster directory: %w", err)
 	}
-	c := &Cluster{opts: opts, dir: dir, spawner: newSpawner()}
+	c := &Cluster{opts: opts, dir: dir, id: clusterID(dir), spawner: newSpawner()}
 	defer func() {
 		if err != nil {
 			if stopErr := c.Stop(); stopErr != nil {
@@ -198,14 +230,29 @@ func start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, fmt.Errorf("creating the log directory: %w", err)
 	}
 
-	ports, err := freePorts(3)
-	if err != nil {
-		return nil, err
+	var etcdClientPort, etcdPeerPort, apiPort int
+	if opts.RealNodes > 0 {
+		if err := c.prepareRealNodes(ctx); err != nil {
+			return nil, err
+		}
+		// The control plane's namespace is its own: fixed ports are free.
+		etcdClientPort, etcdPeerPort, apiPort = 2379, 2380, apiServerNetnsPort
+		if c.forwarder, err = newForwarder(netnsPath(c.netnsName()), fmt.Sprintf("127.0.0.1:%d", apiPort)); err != nil {
+			return nil, err
+		}
+		c.server = "https://" + c.forwarder.addr()
+		c.internalServer = fmt.Sprintf("https://%s:%d", controlPlaneIP, apiPort)
+	} else {
+		ports, err := freePorts(3)
+		if err != nil {
+			return nil, err
+		}
+		etcdClientPort, etcdPeerPort, apiPort = ports[0], ports[1], ports[2]
+		c.server = fmt.Sprintf("https://127.0.0.1:%d", apiPort)
+		c.internalServer = c.server
 	}
-	etcdClientPort, etcdPeerPort, apiPort := ports[0], ports[1], ports[2]
-	c.server = fmt.Sprintf("https://127.0.0.1:%d", apiPort)
 
-	if c.pki, err = newPKI(filepath.Join(dir, "pki"), serviceIP); err != nil {
+	if c.pki, err = newPKI(filepath.Join(dir, "pki"), serviceIP, net.ParseIP(controlPlaneIP)); err != nil {
 		return nil, fmt.Errorf("generating certificates: %w", err)
 	}
 	c.restConfig = &rest.Config{
@@ -220,6 +267,11 @@ func start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	if err := writeKubeconfig(c.Kubeconfig(), c.server, "admin", c.pki.caPEM, c.pki.admin); err != nil {
 		return nil, err
+	}
+	if c.real() {
+		if err := writeKubeconfig(c.internalKubeconfig(), c.internalServer, "admin", c.pki.caPEM, c.pki.admin); err != nil {
+			return nil, err
+		}
 	}
 
 	etcdURL, err := c.startEtcd(ctx, etcdClientPort, etcdPeerPort)
@@ -251,10 +303,22 @@ func (c *Cluster) Stop() error {
 }
 
 func (c *Cluster) stop() error {
+	var errs []error
+	// Real nodes first: their pods' processes, containerd and its shims,
+	// mounts and cgroups, while the control plane still runs (a kubelet
+	// that lost the API server takes long to stop).
+	c.provisioner.stop()
+	for _, n := range c.nodes {
+		n.mu.Lock()
+		err := n.stopLocked(stopGrace)
+		n.mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	c.mu.Lock()
 	procs := slices.Clone(c.procs)
 	c.mu.Unlock()
-	var errs []error
 	// etcd, started first, goes last: kube-apiserver shuts down slowly
 	// without it.
 	if len(procs) > 1 {
@@ -266,6 +330,18 @@ func (c *Cluster) stop() error {
 		errs = append(errs, err)
 	}
 	c.spawner.close()
+	c.forwarder.close()
+	if c.real() {
+		if err := c.tearDownNetwork(); err != nil {
+			errs = append(errs, err)
+		}
+		removeCNICache(cgroupPrefix(c.id))
+		removeStaleShimSockets()
+		if err := restoreSysctls(c.id); err != nil {
+			errs = append(errs, err)
+		}
+		unregisterRealCluster(c.id)
+	}
 	if err := os.RemoveAll(c.dir); err != nil {
 		errs = append(errs, fmt.Errorf("removing %s: %w", c.dir, err))
 	}
@@ -280,6 +356,21 @@ func (c *Cluster) stop() error {
 func (c *Cluster) Kubeconfig() string {
 	return filepath.Join(c.dir, "kubeconfig")
 }
+
+// internalKubeconfig is the admin kubeconfig of the components inside the
+// cluster's network namespaces; Kubeconfig without real nodes.
+func (c *Cluster) internalKubeconfig() string {
+	if !c.real() {
+		return c.Kubeconfig()
+	}
+	return filepath.Join(c.dir, "kubeconfig-internal")
+}
+
+// real reports whether the cluster has real nodes.
+func (c *Cluster) real() bool { return c.opts.RealNodes > 0 }
+
+// Nodes returns the real nodes, in order.
+func (c *Cluster) Nodes() []*Node { return slices.Clone(c.nodes) }
 
 // RESTConfig returns a new admin client configuration (group
 // system:masters) with QPS 1000 and Burst 2000.
@@ -313,15 +404,34 @@ func (c *Cluster) Env() []string {
 	}
 }
 
-// startProcess starts one of the binaries with its output in
-// logs/<name>.log (and opts.Log), records its PID and tracks it for Stop.
+// startProcess starts one of the binaries of BinDir as a control-plane
+// component, in the control plane's network namespace when there are real
+// nodes, and tracks it for Stop.
 func (c *Cluster) startProcess(name string, args ...string) (*process, error) {
+	ns := ""
+	if c.real() {
+		ns = c.netnsName()
+	}
+	p, err := c.startProcessIn(ns, name, filepath.Join(c.opts.BinDir, name), args...)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.procs = append(c.procs, p)
+	c.mu.Unlock()
+	return p, nil
+}
+
+// startProcessIn starts binary in the network namespace ns (the caller's
+// when empty) with its output in logs/<name>.log (and opts.Log), and
+// records its PID for the sweep of crashed clusters.
+func (c *Cluster) startProcessIn(ns, name, binary string, args ...string) (*process, error) {
 	logPath := filepath.Join(c.dir, "logs", name+".log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("creating the log of %s: %w", name, err)
 	}
-	cmd := exec.Command(filepath.Join(c.opts.BinDir, name), args...)
+	cmd := nsCommand(ns, binary, args...)
 	cmd.Dir = c.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var out io.Writer = logFile
@@ -335,9 +445,6 @@ func (c *Cluster) startProcess(name string, args ...string) (*process, error) {
 	}
 
 	p := &process{name: name, logPath: logPath, cmd: cmd, done: make(chan struct{})}
-	c.mu.Lock()
-	c.procs = append(c.procs, p)
-	c.mu.Unlock()
 	go func() {
 		p.waitErr = cmd.Wait()
 		_ = logFile.Close()
@@ -349,11 +456,17 @@ func (c *Cluster) startProcess(name string, args ...string) (*process, error) {
 	return p, nil
 }
 
-// exitedProcess returns a started process that has exited, if any.
+// exitedProcess returns a started process that has exited, if any: a
+// control-plane component, or a component of a real node that was not
+// stopped.
 func (c *Cluster) exitedProcess() *process {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, p := range c.procs {
+	procs := slices.Clone(c.procs)
+	c.mu.Unlock()
+	for _, n := range c.nodes {
+		procs = append(procs, n.processes()...)
+	}
+	for _, p := range procs {
 		if p.exited() {
 			return p
 		}

@@ -58,7 +58,7 @@ func (c *Cluster) startEtcd(ctx context.Context, clientPort, peerPort int) (stri
 	if err != nil {
 		return "", err
 	}
-	client := &http.Client{Timeout: 2 * time.Second}
+	client := &http.Client{Timeout: 2 * time.Second, Transport: c.controlPlaneTransport()}
 	err = c.waitFor(ctx, "etcd to be healthy", etcdTimeout, p, func(ctx context.Context) error {
 		body, err := get(ctx, client, clientURL+"/health")
 		if err != nil {
@@ -75,29 +75,57 @@ func (c *Cluster) startEtcd(ctx context.Context, clientPort, peerPort int) (stri
 	return clientURL, nil
 }
 
-// startAPIServer starts kube-apiserver, serving HTTPS on 127.0.0.1:port
-// only, and waits for /readyz.
+// controlPlaneTransport is an HTTP transport that reaches the control
+// plane's loopback addresses: the caller's own, or those of the control
+// plane's network namespace when there are real nodes.
+func (c *Cluster) controlPlaneTransport() *http.Transport {
+	t := &http.Transport{DisableKeepAlives: true}
+	if c.real() {
+		t.DialContext = c.dialControlPlane
+	}
+	return t
+}
+
+// startAPIServer starts kube-apiserver, serving HTTPS on port, and waits
+// for /readyz. Without real nodes it listens on 127.0.0.1 only. With real
+// nodes it listens on every address of the control plane's network
+// namespace (loopback and controlPlaneIP, nothing else), publishes
+// controlPlaneIP as the kubernetes Service's endpoint, reaches kubelets at
+// their InternalIP and webhooks at their pods' addresses, and authorizes
+// kubelets with the Node authorizer.
 func (c *Cluster) startAPIServer(ctx context.Context, port int, etcdURL string) error {
 	pki := c.pki
-	p, err := c.startProcess("kube-apiserver",
-		"--etcd-servers="+etcdURL,
+	network := []string{
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
+		// The default lease reconciler would publish 127.0.0.1 as the
+		// kubernetes Service's endpoint, which the API server rejects.
+		"--endpoint-reconciler-type=none",
+		"--authorization-mode=RBAC",
+	}
+	if c.real() {
+		network = []string{
+			"--bind-address=0.0.0.0",
+			"--advertise-address=" + controlPlaneIP,
+			"--kubelet-preferred-address-types=InternalIP",
+			"--enable-aggregator-routing=true",
+			"--authorization-mode=Node,RBAC",
+			"--enable-admission-plugins=NodeRestriction",
+		}
+	}
+	p, err := c.startProcess("kube-apiserver", append(network,
+		"--etcd-servers="+etcdURL,
 		"--secure-port="+strconv.Itoa(port),
 		"--cert-dir="+pki.dir,
 		"--tls-cert-file="+pki.path(servingCertFile),
 		"--tls-private-key-file="+pki.path(servingKeyFile),
 		"--client-ca-file="+pki.path(caCertFile),
-		"--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+pki.path(serviceAccountPub),
 		"--service-account-signing-key-file="+pki.path(serviceAccountKey),
 		"--service-cluster-ip-range="+serviceCIDR,
-		// The default lease reconciler would publish 127.0.0.1 as the
-		// kubernetes Service's endpoint, which the API server rejects.
-		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true",
-	)
+	)...)
 	if err != nil {
 		return err
 	}
@@ -158,7 +186,7 @@ func get(ctx context.Context, client *http.Client, url string) (string, error) {
 // account's credentials, without leader election or an HTTPS endpoint.
 func (c *Cluster) startControllerManager() (*process, error) {
 	kubeconfig := filepath.Join(c.dir, "kube-controller-manager.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, c.server, "system:kube-controller-manager", c.pki.caPEM, c.pki.controllerManager); err != nil {
+	if err := writeKubeconfig(kubeconfig, c.internalServer, "system:kube-controller-manager", c.pki.caPEM, c.pki.controllerManager); err != nil {
 		return nil, err
 	}
 	flexDir := filepath.Join(c.dir, "flexvolume")
@@ -185,7 +213,7 @@ func (c *Cluster) startControllerManager() (*process, error) {
 // leader election or an HTTPS endpoint.
 func (c *Cluster) startScheduler() error {
 	kubeconfig := filepath.Join(c.dir, "kube-scheduler.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, c.server, "system:kube-scheduler", c.pki.caPEM, c.pki.scheduler); err != nil {
+	if err := writeKubeconfig(kubeconfig, c.internalServer, "system:kube-scheduler", c.pki.caPEM, c.pki.scheduler); err != nil {
 		return err
 	}
 	config := filepath.Join(c.dir, "kube-scheduler.yaml")

@@ -86,29 +86,35 @@ func (c *Cluster) startWorkloadComponents(ctx context.Context) error {
 	if err := c.startScheduler(); err != nil {
 		return err
 	}
-	kwok, err := c.startKwok()
-	if err != nil {
-		return err
-	}
-
 	clientset, err := kubernetes.NewForConfig(c.RESTConfig())
 	if err != nil {
 		return fmt.Errorf("creating a client: %w", err)
 	}
-	if err := c.createStorageClass(ctx, clientset); err != nil {
-		return err
-	}
-	for i := range c.opts.Nodes {
-		if _, err := clientset.CoreV1().Nodes().Create(ctx, fakeNode(fmt.Sprintf("kwok-node-%d", i)), metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating node kwok-node-%d: %w", i, err)
+	if c.real() {
+		if err := c.startRealNodes(ctx, clientset); err != nil {
+			return err
 		}
 	}
 
-	err = c.waitFor(ctx, "the nodes to be Ready", workloadTimeout, kwok, func(ctx context.Context) error {
-		return nodesReady(ctx, clientset, c.opts.Nodes)
-	})
-	if err != nil {
-		return err
+	if c.opts.Nodes > 0 {
+		kwok, err := c.startKwok()
+		if err != nil {
+			return err
+		}
+		if err := c.createStorageClass(ctx, clientset); err != nil {
+			return err
+		}
+		for i := range c.opts.Nodes {
+			if _, err := clientset.CoreV1().Nodes().Create(ctx, fakeNode(fmt.Sprintf("kwok-node-%d", i)), metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("creating node kwok-node-%d: %w", i, err)
+			}
+		}
+		err = c.waitFor(ctx, "the fake nodes to be Ready", workloadTimeout, kwok, func(ctx context.Context) error {
+			return nodesReady(ctx, clientset, nodeLabelValue, c.opts.Nodes)
+		})
+		if err != nil {
+			return err
+		}
 	}
 	return c.waitFor(ctx, "the default ServiceAccount", workloadTimeout, controllerManager, func(ctx context.Context) error {
 		_, err := clientset.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
@@ -140,7 +146,7 @@ func (c *Cluster) startKwok() (*process, error) {
 		return nil, fmt.Errorf("writing the kwok configuration: %w", err)
 	}
 	return c.startProcess("kwok",
-		"--kubeconfig="+c.Kubeconfig(),
+		"--kubeconfig="+c.internalKubeconfig(),
 		"--config="+configPath,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector="+nodeAnnotationKey+"="+nodeAnnotationValue,
@@ -151,7 +157,7 @@ func (c *Cluster) startKwok() (*process, error) {
 }
 
 // createStorageClass creates StorageClassName from kwok's manifest, as the
-// default StorageClass.
+// default StorageClass unless there are real nodes.
 func (c *Cluster) createStorageClass(ctx context.Context, clientset kubernetes.Interface) error {
 	path := filepath.Join(c.opts.BinDir, stagesDirName, storageClassFile)
 	data, err := os.ReadFile(path)
@@ -165,7 +171,9 @@ func (c *Cluster) createStorageClass(ctx context.Context, clientset kubernetes.I
 	if sc.Name != StorageClassName {
 		return fmt.Errorf("%s defines StorageClass %q, not %q", path, sc.Name, StorageClassName)
 	}
-	metav1.SetMetaDataAnnotation(&sc.ObjectMeta, "storageclass.kubernetes.io/is-default-class", "true")
+	if !c.real() {
+		metav1.SetMetaDataAnnotation(&sc.ObjectMeta, "storageclass.kubernetes.io/is-default-class", "true")
+	}
 	if _, err := clientset.StorageV1().StorageClasses().Create(ctx, &sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating StorageClass %s: %w", sc.Name, err)
 	}
@@ -202,11 +210,11 @@ func fakeNode(name string) *corev1.Node {
 	}
 }
 
-// nodesReady checks that want fake nodes exist, are Ready and have no
-// taints left (a new node is tainted not-ready until its controller sees it
-// Ready).
-func nodesReady(ctx context.Context, clientset kubernetes.Interface, want int) error {
-	nodes, err := clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: nodeLabelKey + "=" + nodeLabelValue})
+// nodesReady checks that want nodes labeled type=<kind> exist, are Ready
+// and have no taints left (a new node is tainted not-ready until its
+// controller sees it Ready).
+func nodesReady(ctx context.Context, clientset kubernetes.Interface, kind string, want int) error {
+	nodes, err := clientset.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: nodeLabelKey + "=" + kind})
 	if err != nil {
 		return err
 	}

@@ -70,11 +70,12 @@ const (
 	serviceAccountPub = "sa.pub"
 )
 
-// newPKI generates a CA, a serving certificate for the API server, client
-// certificates for the admin, kube-controller-manager and kube-scheduler, and
-// a service-account signing key pair, all ECDSA P-256, writing the files the
+// newPKI generates a CA, a serving certificate for the API server (for
+// 127.0.0.1, the kubernetes Service's IP and serverIPs), client certificates
+// for the admin, kube-controller-manager and kube-scheduler, and a
+// service-account signing key pair, all ECDSA P-256, writing the files the
 // components read into dir.
-func newPKI(dir string, serviceIP net.IP) (*pki, error) {
+func newPKI(dir string, serviceIP net.IP, serverIPs ...net.IP) (*pki, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the PKI directory: %w", err)
 	}
@@ -93,7 +94,7 @@ func newPKI(dir string, serviceIP net.IP) (*pki, error) {
 			"kubernetes.default.svc",
 			"kubernetes.default.svc.cluster.local",
 		},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), serviceIP},
+		IPAddresses: append([]net.IP{net.IPv4(127, 0, 0, 1), serviceIP}, serverIPs...),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("issuing the API server's serving certificate: %w", err)
@@ -108,14 +109,9 @@ func newPKI(dir string, serviceIP net.IP) (*pki, error) {
 		{&p.scheduler, pkix.Name{CommonName: "system:kube-scheduler"}},
 	}
 	for _, client := range clients {
-		pair, err := p.issue(&x509.Certificate{
-			Subject:     client.subject,
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		})
-		if err != nil {
-			return nil, fmt.Errorf("issuing the client certificate of %s: %w", client.subject.CommonName, err)
+		if *client.pair, err = p.client(client.subject); err != nil {
+			return nil, err
 		}
-		*client.pair = pair
 	}
 
 	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -144,6 +140,19 @@ func newPKI(dir string, serviceIP net.IP) (*pki, error) {
 		}
 	}
 	return p, nil
+}
+
+// client issues a client certificate for subject: its common name is the
+// user, its organizations the groups.
+func (p *pki) client(subject pkix.Name) (keyPair, error) {
+	pair, err := p.issue(&x509.Certificate{
+		Subject:     subject,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+	if err != nil {
+		return keyPair{}, fmt.Errorf("issuing the client certificate of %s: %w", subject.CommonName, err)
+	}
+	return pair, nil
 }
 
 // path returns the path of one of the PKI files.

@@ -72,9 +72,9 @@ func recordPID(dir string, pid int, name string) error {
 }
 
 // sweepStale removes the directories of clusters whose owning process is
-// gone, first killing any of their recorded processes still running. Errors
-// are ignored: the sweep is best effort and directories of other users may be
-// out of reach.
+// gone, first killing any of their recorded processes still running, and
+// undoing what their real nodes did to the host. Errors are ignored: the
+// sweep is best effort and directories of other users may be out of reach.
 func sweepStale() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPattern))
 	for _, dir := range dirs {
@@ -82,7 +82,13 @@ func sweepStale() {
 			continue
 		}
 		killRecorded(dir)
+		if _, err := os.Stat(filepath.Join(dir, realMarker)); err == nil {
+			sweepRealNodes(dir, clusterID(dir))
+		}
 		_ = os.RemoveAll(dir)
+	}
+	if os.Geteuid() == 0 {
+		sweepRealClusters()
 	}
 }
 
