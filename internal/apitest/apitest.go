@@ -76,19 +76,43 @@ func start(webhooks bool) (*Environment, error) {
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: bins,
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		CRDInstallOptions:     envtest.CRDInstallOptions{MaxTime: startTimeout},
 		ErrorIfCRDPathMissing: true,
+		// envtest's defaults (20 seconds to start, 10 to establish the
+		// CRDs) are too short on a shared machine under load.
+		ControlPlaneStartTimeout: startTimeout,
+		ControlPlaneStopTimeout:  time.Minute,
 	}
 	if webhooks {
 		env.WebhookInstallOptions = envtest.WebhookInstallOptions{
 			Paths:            []string{filepath.Join(root, "config", "webhook")},
 			LocalServingHost: "127.0.0.1",
+			MaxTime:          startTimeout,
 		}
 	}
+	began := time.Now()
 	cfg, err := env.Start()
 	if err != nil {
-		return nil, fmt.Errorf("starting the API server: %w", err)
+		return nil, fmt.Errorf("starting etcd and kube-apiserver and installing the CRDs (gave up after %v, %s; each step may take %v): %w",
+			time.Since(began).Round(time.Second), loadAverage(), startTimeout, err)
 	}
 	return &Environment{env: env, Config: cfg}, nil
+}
+
+// startTimeout bounds each step of Start: etcd, kube-apiserver, the CRDs.
+const startTimeout = 3 * time.Minute
+
+// loadAverage describes the machine's load, for errors about slowness.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "load average unknown"
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) < 3 {
+		return "load average unknown"
+	}
+	return "load average " + strings.Join(fields[:3], " ")
 }
 
 // WebhookOptions are where the webhook configurations StartWithWebhooks
