@@ -94,26 +94,13 @@ func start(webhooks bool) (*Environment, error) {
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting etcd and kube-apiserver and installing the CRDs (gave up after %v, %s; each step may take %v): %w",
-			time.Since(began).Round(time.Second), loadAverage(), startTimeout, err)
+			time.Since(began).Round(time.Second), localcluster.LoadAverage(), startTimeout, err)
 	}
 	return &Environment{env: env, Config: cfg}, nil
 }
 
 // startTimeout bounds each step of Start: etcd, kube-apiserver, the CRDs.
 const startTimeout = 3 * time.Minute
-
-// loadAverage describes the machine's load, for errors about slowness.
-func loadAverage() string {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "load average unknown"
-	}
-	fields := strings.Fields(string(data))
-	if len(fields) < 3 {
-		return "load average unknown"
-	}
-	return "load average " + strings.Join(fields[:3], " ")
-}
 
 // WebhookOptions are where the webhook configurations StartWithWebhooks
 // installed send their requests, and the serving certificate the API server

@@ -141,13 +141,13 @@ func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, 
 	}
 	go func() { o.done <- cmd.Wait() }()
 
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		if err := o.ready(ctx); err == nil {
 			return o, nil
 		} else if time.Now().After(deadline) {
 			_ = o.Stop(5 * time.Second)
-			return nil, fmt.Errorf("operator not ready after 60s: %w", err)
+			return nil, fmt.Errorf("operator not ready after 3m (%s): %w", localcluster.LoadAverage(), err)
 		}
 		select {
 		case err := <-o.done:

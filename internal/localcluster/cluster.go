@@ -498,7 +498,7 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 			if p := c.exitedProcess(); p != nil {
 				return p.exitError()
 			}
-			err := fmt.Errorf("waiting for %s: %w (last check: %w)", what, ctx.Err(), lastErr)
+			err := fmt.Errorf("waiting for %s: %w after %v, %s (last check: %w)", what, ctx.Err(), timeout, LoadAverage(), lastErr)
 			if focus == nil {
 				return err
 			}

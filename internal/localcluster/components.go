@@ -30,10 +30,11 @@ import (
 	"time"
 )
 
-// Time limits for each component to become ready, within Start's context.
+// Time limits for each component to become ready, within Start's context:
+// generous, for a shared machine under load.
 const (
-	etcdTimeout      = 30 * time.Second
-	apiServerTimeout = 60 * time.Second
+	etcdTimeout      = 2 * time.Minute
+	apiServerTimeout = 3 * time.Minute
 )
 
 // startEtcd starts a single-member etcd on loopback and waits for it to be

@@ -50,7 +50,7 @@ const (
 
 // workloadTimeout bounds the wait for the nodes and the default
 // ServiceAccount of a full cluster.
-const workloadTimeout = 60 * time.Second
+const workloadTimeout = 3 * time.Minute
 
 // stageFiles are the kwok Stage manifests a full cluster plays, relative to
 // the kwok-stages folder: nodes become Ready at once and keep a lease; pods

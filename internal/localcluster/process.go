@@ -246,3 +246,16 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+// LoadAverage describes the machine's load, for errors about slowness.
+func LoadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "load average unknown"
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) < 3 {
+		return "load average unknown"
+	}
+	return "load average " + strings.Join(fields[:3], " ")
+}
