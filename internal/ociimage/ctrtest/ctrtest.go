@@ -27,6 +27,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,6 +49,7 @@ type Daemon struct {
 	Socket string
 	cmd    *exec.Cmd
 	log    string
+	runs   int
 }
 
 // Available reports whether a private containerd can run here, and why not.
@@ -162,15 +165,63 @@ func (d *Daemon) Images(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// Run runs cmd in a new container of image as user and removes the
-// container; it returns the command's output.
-func (d *Daemon) Run(ctx context.Context, image, user, id string, cmd ...string) (string, error) {
-	args := []string{"run", "--rm"}
-	if user != "" {
-		args = append(args, "--user", user)
+// Run runs cmd in a new container of image, as the image's user with its
+// environment, and removes the container; it returns the command's output.
+func (d *Daemon) Run(ctx context.Context, image, id string, cmd ...string) (string, error) {
+	return d.Ctr(ctx, append([]string{"run", "--rm", image, id}, cmd...)...)
+}
+
+// RunAs runs cmd as uid:gid with the environment env in a container of
+// image, as a pod with runAsUser would: ctr 1.6 has no --user, so the
+// image is mounted and the container made from a spec of its own. Unlike
+// ctr's default spec, and like a pod, the container has no tmpfs on /run.
+func (d *Daemon) RunAs(ctx context.Context, image string, uid, gid int, env []string, cmd ...string) (string, error) {
+	d.runs++
+	id := fmt.Sprintf("ctrtest-%d-%d", os.Getpid(), d.runs)
+	root := filepath.Join(d.Dir, "mnt", id)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", err
 	}
-	args = append(args, image, id)
-	return d.Ctr(ctx, append(args, cmd...)...)
+	if _, err := d.Ctr(ctx, "images", "mount", "--rw", image, root); err != nil {
+		return "", err
+	}
+	defer func() { _, _ = d.Ctr(context.WithoutCancel(ctx), "images", "unmount", "--rm", root) }()
+
+	out, err := d.Ctr(ctx, "oci", "spec")
+	if err != nil {
+		return "", err
+	}
+	var spec map[string]any
+	if err := json.Unmarshal([]byte(out), &spec); err != nil {
+		return "", fmt.Errorf("ctr oci spec: %w", err)
+	}
+	spec["root"] = map[string]any{"path": root, "readonly": false}
+	process, _ := spec["process"].(map[string]any)
+	if process == nil {
+		return "", errors.New("ctr oci spec has no process")
+	}
+	process["user"] = map[string]any{"uid": uid, "gid": gid}
+	process["args"] = cmd
+	process["env"] = env
+	if mounts, ok := spec["mounts"].([]any); ok {
+		var kept []any
+		for _, m := range mounts {
+			if mm, ok := m.(map[string]any); ok && mm["destination"] == "/run" {
+				continue
+			}
+			kept = append(kept, m)
+		}
+		spec["mounts"] = kept
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return "", err
+	}
+	specFile := filepath.Join(d.Dir, id+".json")
+	if err := os.WriteFile(specFile, b, 0o600); err != nil {
+		return "", err
+	}
+	return d.Ctr(ctx, "run", "--rm", "--config", specFile, id)
 }
 
 // LogTail is the end of the daemon's log.
