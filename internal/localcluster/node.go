@@ -92,8 +92,9 @@ func (n *Node) podCIDR() string { return nodePodCIDR(n.index) }
 // kube-proxy. It does not wait for the Node to be Ready.
 func (n *Node) start(ctx context.Context, images []string) error {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	n.stopped = false
+	n.containerd, n.kubelet, n.kubeProxy = nil, nil, nil
+	n.mu.Unlock()
 	for _, sub := range []string{"containerd", "kubelet", "pod-logs", "cni/net.d", "cni/ipam", "volumes", "volume-plugins"} {
 		if err := os.MkdirAll(filepath.Join(n.dir, sub), 0o755); err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
@@ -118,13 +119,11 @@ func (n *Node) start(ctx context.Context, images []string) error {
 		return err
 	}
 
-	var err error
-	n.containerd, err = n.cluster.startProcessIn(n.netns, n.Name+"-containerd", "containerd",
-		"--config", filepath.Join(n.dir, "containerd.toml"))
+	containerd, err := n.startProcess("containerd", "containerd", "--config", filepath.Join(n.dir, "containerd.toml"))
 	if err != nil {
 		return err
 	}
-	err = n.cluster.waitFor(ctx, "containerd on "+n.Name, containerdTimeout, n.containerd, func(ctx context.Context) error {
+	err = n.cluster.waitFor(ctx, "containerd on "+n.Name, containerdTimeout, containerd, func(ctx context.Context) error {
 		return n.ctr(ctx, "version")
 	})
 	if err != nil {
@@ -139,7 +138,7 @@ func (n *Node) start(ctx context.Context, images []string) error {
 		}
 	}
 
-	n.kubelet, err = n.cluster.startProcessIn(n.netns, n.Name+"-kubelet", filepath.Join(n.cluster.opts.BinDir, "kubelet"),
+	kubelet, err := n.startProcess("kubelet", filepath.Join(n.cluster.opts.BinDir, "kubelet"),
 		"--config="+filepath.Join(n.dir, "kubelet.yaml"),
 		"--kubeconfig="+n.kubeconfig("kubelet"),
 		"--root-dir="+filepath.Join(n.dir, "kubelet"),
@@ -151,23 +150,47 @@ func (n *Node) start(ctx context.Context, images []string) error {
 	if err != nil {
 		return err
 	}
-	n.kubeProxy, err = n.cluster.startProcessIn(n.netns, n.Name+"-kube-proxy", filepath.Join(n.cluster.opts.BinDir, "kube-proxy"),
+	kubeProxy, err := n.startProcess("kube-proxy", filepath.Join(n.cluster.opts.BinDir, "kube-proxy"),
 		"--config="+filepath.Join(n.dir, "kube-proxy.yaml"),
 	)
 	if err != nil {
 		return err
 	}
 	client := n.httpClient()
-	if err := n.cluster.waitFor(ctx, "the kubelet of "+n.Name+" to be healthy", kubeletTimeout, n.kubelet, func(ctx context.Context) error {
+	if err := n.cluster.waitFor(ctx, "the kubelet of "+n.Name+" to be healthy", kubeletTimeout, kubelet, func(ctx context.Context) error {
 		_, err := get(ctx, client, kubeletHealthz)
 		return err
 	}); err != nil {
 		return err
 	}
-	return n.cluster.waitFor(ctx, "kube-proxy of "+n.Name+" to be healthy", kubeletTimeout, n.kubeProxy, func(ctx context.Context) error {
+	return n.cluster.waitFor(ctx, "kube-proxy of "+n.Name+" to be healthy", kubeletTimeout, kubeProxy, func(ctx context.Context) error {
 		_, err := get(ctx, client, kubeProxyHealthz)
 		return err
 	})
+}
+
+// startProcess starts one of the node's components in its network
+// namespace, as <node>-<component> in the cluster's logs, and keeps it for
+// stop. It fails once the node is stopped.
+func (n *Node) startProcess(component, binary string, args ...string) (*process, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return nil, fmt.Errorf("node %s was stopped while it started", n.Name)
+	}
+	p, err := n.cluster.startProcessIn(n.netns, n.Name+"-"+component, binary, args...)
+	if err != nil {
+		return nil, err
+	}
+	switch component {
+	case "containerd":
+		n.containerd = p
+	case "kubelet":
+		n.kubelet = p
+	case "kube-proxy":
+		n.kubeProxy = p
+	}
+	return p, nil
 }
 
 // cniNetwork names the node's pod network; the name is unique to the

@@ -286,7 +286,7 @@ func TestRealNodes(t *testing.T) {
 	images := imageArchives(t, "pause", "steward", "postgres", "mariadb", "redis", "memcached", "nginx")
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
-	sysctlsBefore := readSysctls()
+	sysctlsBefore := hostSysctls()
 
 	began := time.Now()
 	c, err := Start(ctx, Options{RealNodes: 2, Images: images})
@@ -591,6 +591,22 @@ func testStewardImage(t *testing.T, ctx context.Context, c *Cluster, clientset k
 	}
 }
 
+// hostSysctls returns the host's own values of the sysctls the kubelet
+// changes: those recorded before a kubelet changed them, when a record
+// exists (a cluster with real nodes runs, or crashed), or else the current
+// ones.
+func hostSysctls() map[string]string {
+	values := readSysctls()
+	if data, err := os.ReadFile(sysctlRecord()); err == nil {
+		for line := range strings.Lines(string(data)) {
+			if name, value, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+				values[name] = value
+			}
+		}
+	}
+	return values
+}
+
 // readSysctls reads the sysctls the kubelet changes.
 func readSysctls() map[string]string {
 	values := map[string]string{}
@@ -662,7 +678,7 @@ func TestRealNodeSweep(t *testing.T) {
 	imageArchives(t, "pause", "nginx")
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	sysctlsBefore := readSysctls()
+	sysctlsBefore := hostSysctls()
 
 	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestRealNodeSweep$", "-test.v")
 	child.Env = append(os.Environ(), sweepChildEnv+"=1")

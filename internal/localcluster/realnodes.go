@@ -159,7 +159,9 @@ func (c *Cluster) startRealNodes(ctx context.Context, clientset kubernetes.Inter
 	}
 	var kubelet *process
 	if len(c.nodes) > 0 {
+		c.nodes[0].mu.Lock()
 		kubelet = c.nodes[0].kubelet
+		c.nodes[0].mu.Unlock()
 	}
 	return c.waitFor(ctx, "the real nodes to be Ready", workloadTimeout, kubelet, func(ctx context.Context) error {
 		return nodesReady(ctx, clientset, realNodeLabelValue, len(c.nodes))
