@@ -44,7 +44,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -59,7 +58,7 @@ import (
 
 // BuilderVersion is part of every image's key: change it whenever the
 // builder would make a different image from the same inputs.
-const BuilderVersion = "1"
+const BuilderVersion = "2"
 
 // LabelPackages lists the Debian packages an image was asked for, with
 // their versions; /var/lib/dpkg/status.d lists every package in it.
@@ -526,11 +525,11 @@ func (b *builder) debianSystem(ctx context.Context, t *tree, def Definition, pkg
 		t.symlink(d, "usr/"+d)
 	}
 	// base-files' postinst.
-	t.dir("run/lock", 0o777|fs.ModeSticky, 0, 0)
+	t.dir("run/lock", 0o1777, 0, 0)
 	t.symlink("var/run", "/run")
 	t.symlink("var/lock", "/run/lock")
-	t.dir("tmp", 0o777|fs.ModeSticky, 0, 0)
-	t.dir("var/tmp", 0o777|fs.ModeSticky, 0, 0)
+	t.dir("tmp", 0o1777, 0, 0)
+	t.dir("var/tmp", 0o1777, 0, 0)
 	t.dir("root", 0o700, 0, 0)
 	if profile, err := t.content("usr/share/base-files/profile"); err == nil {
 		t.file("etc/profile", 0o644, 0, 0, profile)

@@ -61,7 +61,8 @@ type User struct {
 	Home, Shell string
 }
 
-// Dir is a directory the image needs, with its owner.
+// Dir is a directory the image needs, with its owner. Mode takes Unix's
+// setuid, setgid and sticky bits (0o1777).
 type Dir struct {
 	Path     string
 	Mode     fs.FileMode
@@ -136,7 +137,7 @@ func postgres() Definition {
 		Dirs: []Dir{
 			{Path: "var/lib/postgresql", Mode: 0o755, UID: 999, GID: 999},
 			{Path: "var/lib/postgresql/data", Mode: 0o1777, UID: 999, GID: 999},
-			{Path: "var/run/postgresql", Mode: 0o777 | fs.ModeSetgid, UID: 999, GID: 999},
+			{Path: "var/run/postgresql", Mode: 0o2777, UID: 999, GID: 999},
 		},
 		Require: []string{
 			"usr/lib/postgresql/15/bin/postgres", "usr/lib/postgresql/15/bin/initdb",

@@ -107,10 +107,11 @@ func (t *tree) resolve(p string) string {
 		for i, part := range parts {
 			next := path.Join(cur, part)
 			e, ok := t.entries[next]
-			if !ok {
+			if !ok && i == len(parts)-1 {
 				return ""
 			}
-			if e.Type == ociimage.Symlink {
+			// A missing directory is one the archive's writer adds.
+			if ok && e.Type == ociimage.Symlink {
 				target := e.Target
 				if !path.IsAbs(target) {
 					target = path.Join("/", cur, target)

@@ -100,8 +100,9 @@ type Entry struct {
 	// "/" or "./" is ignored.
 	Path string
 	Type Type
-	// Mode holds the permission bits and fs.ModeSetuid, fs.ModeSetgid and
-	// fs.ModeSticky; the type bits are ignored.
+	// Mode holds the permission bits and the setuid, setgid and sticky
+	// bits, as fs.ModeSetuid, fs.ModeSetgid and fs.ModeSticky or as Unix's
+	// 0o4000, 0o2000 and 0o1000; the type bits are ignored.
 	Mode     fs.FileMode
 	UID, GID int
 	ModTime  time.Time
@@ -477,7 +478,7 @@ func copyContent(w io.Writer, e Entry) error {
 }
 
 func tarMode(m fs.FileMode) int64 {
-	mode := int64(m.Perm())
+	mode := int64(m & 0o7777)
 	if m&fs.ModeSetuid != 0 {
 		mode |= 0o4000
 	}

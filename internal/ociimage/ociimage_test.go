@@ -58,6 +58,8 @@ func testImage() Image {
 			file("usr/lib/deep/nested/dir/lib.so", 0o644, 0, strings.Repeat("x", 5000)),
 			file("usr/share/empty", 0o600, 0, ""),
 			file("usr/bin/suid", 0o755|fs.ModeSetuid, 0, "s"),
+			{Path: "tmp", Type: Dir, Mode: 0o1777, ModTime: mtime},
+			file("usr/bin/sgid", 0o2755, 0, "g"),
 			file("var/"+strings.Repeat("long-name/", 15)+"file", 0o644, 0, "long"),
 		},
 	}
@@ -151,6 +153,12 @@ func TestLayout(t *testing.T) {
 	}
 	if h := c.Entry("usr/bin/suid"); h == nil || h.Mode != 0o4755 {
 		t.Errorf("suid: %+v", h)
+	}
+	if h := c.Entry("tmp"); h == nil || h.Mode != 0o1777 {
+		t.Errorf("tmp: %+v", h)
+	}
+	if h := c.Entry("usr/bin/sgid"); h == nil || h.Mode != 0o2755 {
+		t.Errorf("sgid: %+v", h)
 	}
 	if h := c.Entry("bin"); h == nil || h.Typeflag != tar.TypeSymlink || h.Linkname != "usr/bin" {
 		t.Errorf("bin: %+v", h)
