@@ -167,8 +167,15 @@ func (d *Daemon) Images(ctx context.Context) ([]string, error) {
 
 // Run runs cmd in a new container of image, as the image's user with its
 // environment, and removes the container; it returns the command's output.
-func (d *Daemon) Run(ctx context.Context, image, id string, cmd ...string) (string, error) {
-	return d.Ctr(ctx, append([]string{"run", "--rm", image, id}, cmd...)...)
+func (d *Daemon) Run(ctx context.Context, image string, cmd ...string) (string, error) {
+	return d.Ctr(ctx, append([]string{"run", "--rm", image, d.containerID()}, cmd...)...)
+}
+
+// containerID is unique on the machine: runc's state of every
+// containerd 1.6 is in /run/containerd/runc/<namespace>.
+func (d *Daemon) containerID() string {
+	d.runs++
+	return fmt.Sprintf("ctrtest-%d-%d", os.Getpid(), d.runs)
 }
 
 // RunAs runs cmd as uid:gid with the environment env in a container of
@@ -176,8 +183,7 @@ func (d *Daemon) Run(ctx context.Context, image, id string, cmd ...string) (stri
 // image is mounted and the container made from a spec of its own. Unlike
 // ctr's default spec, and like a pod, the container has no tmpfs on /run.
 func (d *Daemon) RunAs(ctx context.Context, image string, uid, gid int, env []string, cmd ...string) (string, error) {
-	d.runs++
-	id := fmt.Sprintf("ctrtest-%d-%d", os.Getpid(), d.runs)
+	id := d.containerID()
 	root := filepath.Join(d.Dir, "mnt", id)
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", err
@@ -254,9 +260,15 @@ func (d *Daemon) stop(t testing.TB) {
 		t.Errorf("removing %s: %v", d.Dir, err)
 	}
 	// containerd 1.6 keeps the shims' sockets and runc's state under
-	// /run/containerd whatever its state directory; remove what is empty,
-	// and leave what another containerd may be using.
-	for _, p := range []string{"/run/containerd/s", "/run/containerd/runc/" + Namespace, "/run/containerd/runc", "/run/containerd"} {
+	// /run/containerd whatever its state directory, and ctr its FIFOs;
+	// remove what is empty, and leave what another containerd may be using.
+	// A shim may still be removing its socket.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if err := os.Remove("/run/containerd/s"); err == nil || os.IsNotExist(err) {
+			break
+		}
+	}
+	for _, p := range []string{"/run/containerd/runc/" + Namespace, "/run/containerd/runc", "/run/containerd/fifo", "/run/containerd"} {
 		_ = os.Remove(p)
 	}
 }
