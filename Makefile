@@ -15,6 +15,10 @@ CHART ?= charts/steward
 # kube-scheduler, kubectl and kwok (see hack/kube-bins.sh).
 KUBE_BINS = $(shell hack/kube-bins.sh)
 KUBECTL ?= kubectl
+# VERSION tags the operator's image: the Helm chart's appVersion.
+VERSION ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' $(CHART)/Chart.yaml)
+IMG ?= ghcr.io/steward-dev/steward:$(VERSION)
+IMAGES_DIR ?= $(LOCALBIN)/images
 GO_TEST_FLAGS ?= -timeout 40m
 
 .PHONY: all
@@ -101,6 +105,28 @@ demo: kube-bins build ## Start a local cluster, run Steward, apply the samples, 
 .PHONY: dev
 dev: kube-bins build ## Like demo, but keep the cluster and operator running until Ctrl-C.
 	KUBEBUILDER_ASSETS=$(KUBE_BINS) go run ./hack/demo --keep $(DEMO_ARGS)
+
+##@ Images
+
+.PHONY: image
+image: build ## Build the operator's image without Docker: bin/images/steward.tar, named IMG (ghcr.io/steward-dev/steward:<chart appVersion>).
+	go run ./hack/images -o $(IMAGES_DIR) -steward-binary $(LOCALBIN)/steward -steward-image $(IMG) steward
+
+.PHONY: images
+images: build ## Build the engines' images from Debian's packages, the pause image and the operator's, without Docker, into bin/images.
+	go run ./hack/images -o $(IMAGES_DIR) -steward-binary $(LOCALBIN)/steward -steward-image $(IMG)
+
+.PHONY: docker-build
+docker-build: ## Build the operator's image with Docker, tagged IMG.
+	docker build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push IMG with Docker.
+	docker push $(IMG)
+
+.PHONY: kind-load
+kind-load: image ## Load bin/images/steward.tar into the kind cluster.
+	kind load image-archive $(IMAGES_DIR)/steward.tar
 
 ##@ Tools
 

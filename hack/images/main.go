@@ -44,6 +44,7 @@ func main() {
 	out := flag.String("o", "bin/images", "directory of the archives; .deb files are cached in its debs directory")
 	binary := flag.String("steward-binary", "bin/steward", "the operator's static binary, for the steward image")
 	version := flag.String("version", "", "the steward image's tag (default: the Helm chart's appVersion)")
+	name := flag.String("steward-image", "", "the steward image's full name (default: "+images.StewardName+":VERSION)")
 	quiet := flag.Bool("q", false, "print only the summary")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./hack/images [flags] [%s]\n", strings.Join(images.Shorts("VERSION"), " "))
@@ -60,7 +61,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := images.Options{Out: *out, StewardBinary: *binary, Version: *version, ModuleDir: "."}
+	opts := images.Options{Out: *out, StewardBinary: *binary, Version: *version, StewardImage: *name, ModuleDir: "."}
 	if !*quiet {
 		opts.Log = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 	}

@@ -73,6 +73,9 @@ type Options struct {
 	StewardBinary string
 	// Version is the operator image's tag.
 	Version string
+	// StewardImage, when set, is the operator image's full name instead
+	// of StewardName:Version.
+	StewardImage string
 	// ModuleDir is the module's root, where the pause program is built.
 	ModuleDir string
 	// Log, when set, reports progress.
@@ -100,6 +103,13 @@ func Build(ctx context.Context, opts Options, shorts []string) ([]Result, error)
 		opts.ModuleDir = "."
 	}
 	defs := Definitions(opts.Version)
+	if opts.StewardImage != "" {
+		for i := range defs {
+			if defs[i].Short == "steward" {
+				defs[i].Names = []string{opts.StewardImage}
+			}
+		}
+	}
 	if len(shorts) > 0 {
 		var picked []Definition
 		for _, s := range shorts {

@@ -1,0 +1,21 @@
+# Steward's image for those with Docker (make docker-build). `make image`
+# writes the same layout without Docker: the static binary at /steward as
+# the entrypoint with no command, user 65532, CA certificates and time
+# zones from distroless static. See docs/operating.md, "The image".
+
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY api/ api/
+COPY cmd/ cmd/
+COPY internal/ internal/
+ARG TARGETOS=linux
+ARG TARGETARCH=amd64
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
+    go build -trimpath -ldflags="-s -w" -o /out/steward ./cmd/steward
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/steward /steward
+USER 65532:65532
+ENTRYPOINT ["/steward"]
