@@ -39,6 +39,7 @@ type Package struct {
 	Arch    string `json:"arch"`
 }
 
+// String is the package as apt-get takes it: name=version.
 func (p Package) String() string { return p.Name + "=" + p.Version }
 
 // DebFile is the name apt-get download gives the package's file.

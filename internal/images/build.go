@@ -203,8 +203,8 @@ func (b *builder) build(ctx context.Context, def Definition) (Result, error) {
 	}
 	inputs := hashOf(BuilderVersion, def, Base, prog.digest, lists)
 	var old key
-	if b, err := os.ReadFile(keyFile); err == nil {
-		_ = json.Unmarshal(b, &old)
+	if raw, err := os.ReadFile(keyFile); err == nil {
+		_ = json.Unmarshal(raw, &old)
 	}
 	fi, statErr := os.Stat(res.File)
 	if statErr == nil && usesApt && lists != "" && old.Inputs == inputs {
@@ -453,7 +453,7 @@ func (b *builder) assemble(ctx context.Context, def Definition, pkgs []Package, 
 		if err != nil {
 			return nil, err
 		}
-		t.file("etc/ssl/certs/ca-certificates.crt", 0o644, 0, 0, bundle)
+		t.file("etc/ssl/certs/ca-certificates.crt", 0o644, bundle)
 	}
 	if prog.path != "" {
 		f := prog.path
@@ -464,7 +464,7 @@ func (b *builder) assemble(ctx context.Context, def Definition, pkgs []Package, 
 		t.dir(mergedPath(d.Path), d.Mode, d.UID, d.GID)
 	}
 	for _, f := range def.Files {
-		t.file(mergedPath(f.Path), f.Mode, 0, 0, []byte(f.Content))
+		t.file(mergedPath(f.Path), f.Mode, []byte(f.Content))
 	}
 	for _, s := range def.Symlinks {
 		t.symlink(mergedPath(s.Path), s.Target)
@@ -542,7 +542,7 @@ func (b *builder) debianSystem(ctx context.Context, t *tree, def Definition, pkg
 	t.dir("var/tmp", 0o1777, 0, 0)
 	t.dir("root", 0o700, 0, 0)
 	if profile, err := t.content("usr/share/base-files/profile"); err == nil {
-		t.file("etc/profile", 0o644, 0, 0, profile)
+		t.file("etc/profile", 0o644, profile)
 	}
 	if t.has("etc/dpkg/origins/debian") {
 		t.symlink("etc/dpkg/origins/default", "debian")
@@ -550,7 +550,7 @@ func (b *builder) debianSystem(ctx context.Context, t *tree, def Definition, pkg
 	// tzdata's postinst.
 	if t.has("usr/share/zoneinfo/Etc/UTC") {
 		t.symlink("etc/localtime", "/usr/share/zoneinfo/Etc/UTC")
-		t.file("etc/timezone", 0o644, 0, 0, []byte("Etc/UTC\n"))
+		t.file("etc/timezone", 0o644, []byte("Etc/UTC\n"))
 	}
 	// adduser in the packages' postinst, with the official images' ids.
 	passwd := "root:x:0:0:root:/root:/bin/bash\n" +
@@ -560,12 +560,12 @@ func (b *builder) debianSystem(ctx context.Context, t *tree, def Definition, pkg
 		passwd += fmt.Sprintf("%s:x:%d:%d:%s:%s:%s\n", u.Name, u.UID, u.GID, u.Name, u.Home, u.Shell)
 		group += fmt.Sprintf("%s:x:%d:\n", u.Name, u.GID)
 	}
-	t.file("etc/passwd", 0o644, 0, 0, []byte(passwd))
-	t.file("etc/group", 0o644, 0, 0, []byte(group))
-	t.file("etc/nsswitch.conf", 0o644, 0, 0, []byte(nsswitch))
+	t.file("etc/passwd", 0o644, []byte(passwd))
+	t.file("etc/group", 0o644, []byte(group))
+	t.file("etc/nsswitch.conf", 0o644, []byte(nsswitch))
 	// Kubernetes and Docker mount their own /etc/hosts; a container run
 	// without one still finds localhost, which mariadb-install-db looks up.
-	t.file("etc/hosts", 0o644, 0, 0, []byte("127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n"))
+	t.file("etc/hosts", 0o644, []byte("127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n"))
 	for _, a := range alternatives {
 		for _, c := range a.choices {
 			if t.has(c) {
@@ -581,7 +581,7 @@ func (b *builder) debianSystem(ctx context.Context, t *tree, def Definition, pkg
 		if err != nil {
 			return err
 		}
-		t.file("var/lib/dpkg/status.d/"+p.Name, 0o644, 0, 0, ctl)
+		t.file("var/lib/dpkg/status.d/"+p.Name, 0o644, ctl)
 	}
 	return nil
 }

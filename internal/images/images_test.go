@@ -121,7 +121,7 @@ func TestTreeResolve(t *testing.T) {
 	tr.dir("usr", 0o755, 0, 0)
 	tr.dir("usr/bin", 0o755, 0, 0)
 	tr.dir("usr/share/postgresql-common", 0o755, 0, 0)
-	tr.file("usr/share/postgresql-common/pg_wrapper", 0o755, 0, 0, []byte("#!/usr/bin/perl"))
+	tr.file("usr/share/postgresql-common/pg_wrapper", 0o755, []byte("#!/usr/bin/perl"))
 	tr.symlink("usr/bin/pg_dump", "../share/postgresql-common/pg_wrapper")
 	tr.symlink("bin", "usr/bin")
 	tr.symlink("usr/bin/loop", "loop")

@@ -89,8 +89,9 @@ func (t *tree) dir(p string, mode fs.FileMode, uid, gid int) {
 	t.set(ociimage.Entry{Path: p, Type: ociimage.Dir, Mode: mode, UID: uid, GID: gid})
 }
 
-func (t *tree) file(p string, mode fs.FileMode, uid, gid int, content []byte) {
-	t.set(ociimage.Entry{Path: p, Type: ociimage.File, Mode: mode, UID: uid, GID: gid,
+// file adds a file of root's.
+func (t *tree) file(p string, mode fs.FileMode, content []byte) {
+	t.set(ociimage.Entry{Path: p, Type: ociimage.File, Mode: mode,
 		Size: int64(len(content)), Open: ociimage.Bytes(content)})
 }
 
@@ -170,13 +171,4 @@ func (t *tree) list() []ociimage.Entry {
 		out = append(out, t.entries[k])
 	}
 	return out
-}
-
-// size is the total size of the regular files.
-func (t *tree) size() int64 {
-	var n int64
-	for _, e := range t.entries {
-		n += e.Size
-	}
-	return n
 }

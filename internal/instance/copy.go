@@ -21,6 +21,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 )
 
 // CopyExecutable copies the running executable to dest with mode 0755,
@@ -64,4 +68,34 @@ func copyFile(src, dest string) error {
 		return fmt.Errorf("copying %s to %s: %w", src, dest, err)
 	}
 	return nil
+}
+
+// Where a pod's containers find Steward's binary. The init container that
+// copies it runs Steward's own image, in which /steward is the binary
+// itself: nothing can be mounted below it, so that container mounts the
+// shared volume at copyDir instead.
+const (
+	// BinaryDir is where the engine's container mounts the volume with
+	// Steward's binary, read-only.
+	BinaryDir = "/steward/bin"
+	// BinaryPath is the binary's path in the engine's container.
+	BinaryPath = BinaryDir + "/steward"
+	// copyDir is where the init container mounts the same volume.
+	copyDir = "/copy"
+)
+
+// CopyBinaryContainer is the init container that copies Steward's binary
+// from image into the emptyDir volume named volume, for the pod's other
+// containers to run as BinaryPath with volume mounted at BinaryDir. It
+// passes arguments only: the image's entrypoint is the binary.
+func CopyBinaryContainer(image, volume string, security *corev1ac.SecurityContextApplyConfiguration) *corev1ac.ContainerApplyConfiguration {
+	return corev1ac.Container().
+		WithName("steward").
+		WithImage(image).
+		WithArgs("copy-binary", copyDir+"/steward").
+		WithSecurityContext(security).
+		WithResources(corev1ac.ResourceRequirements().
+			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}).
+			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")})).
+		WithVolumeMounts(corev1ac.VolumeMount().WithName(volume).WithMountPath(copyDir))
 }

@@ -127,6 +127,15 @@ func (o Options) withDefaults() (Options, error) {
 	if o.RealNodes > maxRealNodes {
 		return o, fmt.Errorf("RealNodes %d is more than %d", o.RealNodes, maxRealNodes)
 	}
+	images := make([]string, 0, len(o.Images))
+	for _, image := range o.Images {
+		abs, err := filepath.Abs(image)
+		if err != nil {
+			return o, err
+		}
+		images = append(images, abs)
+	}
+	o.Images = images
 	if o.RealNodes > 0 {
 		o.Full = true
 	} else if o.Nodes == 0 {

@@ -36,8 +36,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/instance"
 )
 
 // requireRealNodes skips the test when real nodes cannot run here, saying
@@ -531,6 +535,12 @@ func testStewardImage(t *testing.T, ctx context.Context, c *Cluster, clientset k
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
 	image := "ghcr.io/steward-dev/steward:0.1.0"
+	// The init container the operator's database and backup pods use.
+	restrictedAC := corev1ac.SecurityContext().WithAllowPrivilegeEscalation(false).WithRunAsNonRoot(true).
+		WithCapabilities(corev1ac.Capabilities().WithDrop("ALL")).
+		WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))
+	copyBinary := *apply.Convert[corev1.Container](instance.CopyBinaryContainer(image, "bin", restrictedAC))
+	copyBinary.ImagePullPolicy = corev1.PullNever
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "steward-image"},
 		Spec: corev1.PodSpec{
@@ -539,13 +549,12 @@ func testStewardImage(t *testing.T, ctx context.Context, c *Cluster, clientset k
 				// The image's own user, not given here: it must be numeric
 				// for runAsNonRoot to accept it.
 				{Name: "help", Image: image, ImagePullPolicy: corev1.PullNever, Args: []string{"--help"}, SecurityContext: restricted},
-				{Name: "copy", Image: image, ImagePullPolicy: corev1.PullNever, Args: []string{"copy-binary", "/steward/bin/steward"},
-					SecurityContext: restricted, VolumeMounts: []corev1.VolumeMount{{Name: "bin", MountPath: "/steward/bin"}}},
+				copyBinary,
 			},
 			Containers: []corev1.Container{{
 				Name: "run", Image: "postgres:15", ImagePullPolicy: corev1.PullNever,
-				Command: []string{"/steward/bin/steward", "copy-binary"}, SecurityContext: restricted,
-				VolumeMounts: []corev1.VolumeMount{{Name: "bin", MountPath: "/steward/bin", ReadOnly: true}},
+				Command: []string{instance.BinaryPath, "copy-binary"}, SecurityContext: restricted,
+				VolumeMounts: []corev1.VolumeMount{{Name: "bin", MountPath: instance.BinaryDir, ReadOnly: true}},
 			}},
 			Volumes: []corev1.Volume{{Name: "bin", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		},

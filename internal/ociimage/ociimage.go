@@ -80,6 +80,7 @@ const (
 	Hardlink
 )
 
+// String names the type for error messages.
 func (t Type) String() string {
 	switch t {
 	case Dir:

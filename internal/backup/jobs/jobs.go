@@ -33,6 +33,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/instance"
 )
 
 // Container is the name of the container that runs the backup or restore;
@@ -41,7 +42,6 @@ const Container = "run"
 
 const (
 	binVolume     = "steward-bin"
-	binMount      = "/steward/bin"
 	storeVolume   = "store-credentials"
 	storeMount    = "/steward/store"
 	fileVolume    = "backups"
@@ -157,7 +157,7 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 	}
 
 	mounts := []*corev1ac.VolumeMountApplyConfiguration{
-		corev1ac.VolumeMount().WithName(binVolume).WithMountPath(binMount).WithReadOnly(true),
+		corev1ac.VolumeMount().WithName(binVolume).WithMountPath(instance.BinaryDir).WithReadOnly(true),
 		corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp"),
 	}
 	volumes := []*corev1ac.VolumeApplyConfiguration{
@@ -183,7 +183,7 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 	main := corev1ac.Container().
 		WithName(Container).
 		WithImage(r.Image).
-		WithCommand(binMount+"/steward", r.Command).
+		WithCommand(instance.BinaryPath, r.Command).
 		WithEnv(env...).
 		WithVolumeMounts(mounts...).
 		WithSecurityContext(security).
@@ -191,12 +191,7 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 		WithResources(corev1ac.ResourceRequirements().
 			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}).
 			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}))
-	copyBinary := corev1ac.Container().
-		WithName("steward").
-		WithImage(r.InstanceImage).
-		WithArgs("copy-binary", binMount+"/steward").
-		WithSecurityContext(security).
-		WithVolumeMounts(corev1ac.VolumeMount().WithName(binVolume).WithMountPath(binMount))
+	copyBinary := instance.CopyBinaryContainer(r.InstanceImage, binVolume, security)
 	return corev1ac.PodTemplateSpec().
 		WithLabels(r.Labels).
 		WithSpec(corev1ac.PodSpec().

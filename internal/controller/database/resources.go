@@ -61,7 +61,6 @@ const (
 	binVolume   = "steward-bin"
 	runVolume   = "run"
 	configMount = "/etc/steward/config"
-	binMount    = "/steward/bin"
 	runMount    = "/steward/run"
 	// engineUID is the user the official PostgreSQL, MySQL and MariaDB
 	// images run their server as.
@@ -416,7 +415,7 @@ func podTemplate(db *v1alpha1.Database, eng engine.Engine, instanceImage string,
 	main := corev1ac.Container().
 		WithName(plan.container).
 		WithImage(Image(db, eng)).
-		WithCommand(binMount+"/steward", "instance").
+		WithCommand(instance.BinaryPath, "instance").
 		WithEnv(env...).
 		WithPorts(
 			corev1ac.ContainerPort().WithName(plan.container).WithContainerPort(plan.port).WithProtocol(corev1.ProtocolTCP),
@@ -432,18 +431,10 @@ func podTemplate(db *v1alpha1.Database, eng engine.Engine, instanceImage string,
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName(dataVolume).WithMountPath(plan.mount),
 			corev1ac.VolumeMount().WithName("config").WithMountPath(configMount).WithReadOnly(true),
-			corev1ac.VolumeMount().WithName(binVolume).WithMountPath(binMount).WithReadOnly(true),
+			corev1ac.VolumeMount().WithName(binVolume).WithMountPath(instance.BinaryDir).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName(runVolume).WithMountPath(runMount),
 		)
-	copyBinary := corev1ac.Container().
-		WithName("steward").
-		WithImage(instanceImage).
-		WithArgs("copy-binary", binMount+"/steward").
-		WithSecurityContext(noEscalation).
-		WithResources(corev1ac.ResourceRequirements().
-			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}).
-			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")})).
-		WithVolumeMounts(corev1ac.VolumeMount().WithName(binVolume).WithMountPath(binMount))
+	copyBinary := instance.CopyBinaryContainer(instanceImage, binVolume, noEscalation)
 	pod := corev1ac.PodSpec().
 		WithInitContainers(copyBinary).
 		WithContainers(main).
