@@ -105,8 +105,9 @@ type engineServer struct {
 	// namespace.
 	viaNode func(ctx context.Context, n *Node, ip string) error
 	// viaDNS is a command run inside the server's pod that reaches the
-	// server through its Service's DNS name, host, and checks the answer.
-	viaDNS func(host string) []string
+	// server through its Service's DNS name, host, and prints dnsAnswer.
+	viaDNS    func(host string) []string
+	dnsAnswer string
 }
 
 func execProbe(cmd ...string) corev1.ProbeHandler {
@@ -156,6 +157,7 @@ exec postgres -D /tmp/pgdata -c listen_addresses='*' -k /tmp`},
 		viaDNS: func(host string) []string {
 			return []string{"psql", "-h", host, "-U", "postgres", "-Atc", "select 'answer ' || 6*7"}
 		},
+		dnsAnswer: "answer 42",
 	},
 	{
 		name: "mariadb", image: "mariadb:10.11", uid: 999, port: 3306,
@@ -169,6 +171,7 @@ exec mariadbd --datadir=/tmp/db --socket=/tmp/mariadb.sock --bind-address=0.0.0.
 		viaDNS: func(host string) []string {
 			return []string{"mariadb", "-h", host, "-N", "-e", "select concat('answer ', 6*7)"}
 		},
+		dnsAnswer: "answer 42",
 	},
 	{
 		name: "redis", image: "redis:7.0", uid: 999, port: 6379,
@@ -180,6 +183,7 @@ exec mariadbd --datadir=/tmp/db --socket=/tmp/mariadb.sock --bind-address=0.0.0.
 		viaDNS: func(host string) []string {
 			return []string{"sh", "-c", "redis-cli -h " + host + " set answer 42 >/dev/null && echo answer $(redis-cli -h " + host + " get answer)"}
 		},
+		dnsAnswer: "answer 42",
 	},
 	{
 		name: "memcached", image: "memcached:1.6", uid: 11211, port: 11211,
@@ -198,6 +202,7 @@ exec mariadbd --datadir=/tmp/db --socket=/tmp/mariadb.sock --bind-address=0.0.0.
 printf 'set answer 0 0 2\r\n42\r\nget answer\r\nquit\r\n' >&3
 tr -d '\r' <&3 | sed -n 3p | sed 's/^/answer /'`}
 		},
+		dnsAnswer: "answer 42",
 	},
 	{
 		name: "nginx", image: "nginxinc/nginx-unprivileged:1.22", uid: 101, port: 8080,
@@ -212,6 +217,7 @@ tr -d '\r' <&3 | sed -n 3p | sed 's/^/answer /'`}
 		viaDNS: func(host string) []string {
 			return []string{"sh", "-c", "curl -fsS -o /dev/null -w 'answer %{http_code}\\n' http://" + host + ":8080/"}
 		},
+		dnsAnswer: "answer 200",
 	},
 }
 
@@ -353,8 +359,8 @@ func TestRealNodes(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					if !strings.Contains(out, "answer 42") {
-						return fmt.Errorf("answered %q, want %q", out, "answer 42")
+					if !strings.Contains(out, s.dnsAnswer) {
+						return fmt.Errorf("answered %q, want %q", out, s.dnsAnswer)
 					}
 					return nil
 				})
