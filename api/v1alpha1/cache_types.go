@@ -40,12 +40,12 @@ const (
 // list, and a test proves the two agree: change both together.
 var CacheVersions = map[CacheEngine][]string{
 	EngineMemcached: {"1.6"},
-	EngineRedis:     {"7.2", "7.4"},
+	EngineRedis:     {"7.0", "7.2", "7.4"},
 }
 
 // CacheSpec declares an in-memory cache: its engine, version, size and
 // number of nodes.
-// +kubebuilder:validation:XValidation:rule="!has(self.version) || (self.engine == 'redis' ? self.version in ['7.2', '7.4'] : self.version in ['1.6'])",message="unsupported version: memcached supports 1.6; redis supports 7.2 and 7.4",fieldPath=".version"
+// +kubebuilder:validation:XValidation:rule="!has(self.version) || (self.engine == 'redis' ? self.version in ['7.0', '7.2', '7.4'] : self.version in ['1.6'])",message="unsupported version: memcached supports 1.6; redis supports 7.0, 7.2 and 7.4",fieldPath=".version"
 // +kubebuilder:validation:XValidation:rule="self.engine == 'redis' || !has(self.redis)",message="redis settings, persistence included, apply only to engine redis",fieldPath=".redis",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="(has(self.redis) && has(self.redis.persistence)) == (has(oldSelf.redis) && has(oldSelf.redis.persistence))",message="redis.persistence cannot be added or removed after creation: a StatefulSet's volume claim templates are immutable",fieldPath=".redis"
 type CacheSpec struct {
@@ -56,9 +56,9 @@ type CacheSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="engine is immutable"
 	Engine CacheEngine `json:"engine,omitempty"`
 
-	// Version is the engine's major.minor version: 1.6 for memcached; 7.2 or
-	// 7.4 for redis. It picks the official image, memcached:<version> or
-	// redis:<version>. Defaults to the newest supported version.
+	// Version is the engine's major.minor version: 1.6 for memcached; 7.0,
+	// 7.2 or 7.4 for redis. It picks the official image, memcached:<version>
+	// or redis:<version>. Defaults to the newest supported version.
 	// +optional
 	// +kubebuilder:validation:MaxLength=16
 	Version string `json:"version,omitempty"`
