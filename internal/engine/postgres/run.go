@@ -347,7 +347,10 @@ func prepareDataDir(cfg engine.Config) error {
 }
 
 // prepareDir creates dir with mode 0700 when missing and, running as root with
-// RunAsUID set, gives it to that user.
+// RunAsUID set, gives it to that user. A directory of its own gets mode 0700;
+// one that belongs to another user, such as an emptyDir's mount point (root's,
+// writable by all or by the pod's fsGroup), is left as it is: its files are
+// private by their own modes.
 func prepareDir(cfg engine.Config, dir string) error {
 	const perm = 0o700
 	if dir == "" {
@@ -363,7 +366,10 @@ func prepareDir(cfg engine.Config, dir string) error {
 	if err != nil {
 		return err
 	}
-	if fi.Mode().Perm() != perm && perm == 0o700 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return nil
+	}
+	if fi.Mode().Perm() != perm {
 		return os.Chmod(dir, perm)
 	}
 	return nil
