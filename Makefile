@@ -15,6 +15,9 @@ CHART ?= charts/steward
 # kube-scheduler, kubectl and kwok (see hack/kube-bins.sh).
 KUBE_BINS = $(shell hack/kube-bins.sh)
 KUBECTL ?= kubectl
+# The flags of every build of the steward binary: static (CGO_ENABLED=0),
+# stripped and without local paths, as the Dockerfile builds it.
+STEWARD_BUILD_FLAGS = -trimpath -ldflags="-s -w"
 # VERSION tags the operator's image: the Helm chart's appVersion.
 VERSION ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' $(CHART)/Chart.yaml)
 IMG ?= ghcr.io/steward-dev/steward:$(VERSION)
@@ -83,8 +86,8 @@ bench: kube-bins build ## Run the scale benchmark on a local cluster (not part o
 ##@ Running
 
 .PHONY: build
-build: ## Build the steward binary.
-	CGO_ENABLED=0 go build -o $(LOCALBIN)/steward ./cmd/steward
+build: ## Build the steward binary (static and stripped, as in the image).
+	CGO_ENABLED=0 go build $(STEWARD_BUILD_FLAGS) -o $(LOCALBIN)/steward ./cmd/steward
 
 .PHONY: run
 run: ## Run the operator against the current kubeconfig.
@@ -99,12 +102,16 @@ uninstall: ## Remove the CRDs (and with them every Steward object) from the clus
 	$(KUBECTL) delete --ignore-not-found -k config/crd
 
 .PHONY: demo
-demo: kube-bins build ## Start a local cluster, run Steward, apply the samples, wait, print, stop.
-	KUBEBUILDER_ASSETS=$(KUBE_BINS) go run ./hack/demo $(DEMO_ARGS)
+demo: kube-bins build $(HELM) node-packages ## Start a local cluster (real nodes where the machine allows), run Steward, apply the samples, wait, show the data plane, stop.
+	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) go run ./hack/demo $(DEMO_ARGS)
 
 .PHONY: dev
-dev: kube-bins build ## Like demo, but keep the cluster and operator running until Ctrl-C.
-	KUBEBUILDER_ASSETS=$(KUBE_BINS) go run ./hack/demo --keep $(DEMO_ARGS)
+dev: kube-bins build $(HELM) node-packages ## Like demo, but keep the cluster and operator running until Ctrl-C.
+	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) go run ./hack/demo --keep $(DEMO_ARGS)
+
+.PHONY: node-packages
+node-packages: ## As root: install containerd, runc, the CNI plugins, iptables and conntrack from Debian's packages for real nodes (elsewhere: nothing).
+	@if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then hack/node-packages.sh || echo "node-packages: not installed; the local cluster will use fake nodes"; fi
 
 ##@ Images
 

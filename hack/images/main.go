@@ -27,7 +27,6 @@ limitations under the License.
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -52,7 +51,7 @@ func main() {
 	}
 	flag.Parse()
 	if *version == "" {
-		v, err := chartAppVersion("charts/steward/Chart.yaml")
+		v, err := images.ChartAppVersion("charts/steward/Chart.yaml")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "images:", err)
 			os.Exit(1)
@@ -80,20 +79,4 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("%d images in %s in %.1fs\n", len(results), *out, time.Since(start).Seconds())
-}
-
-// chartAppVersion reads appVersion from the Helm chart.
-func chartAppVersion(name string) (string, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return "", fmt.Errorf("the steward image's tag: %w (or pass -version)", err)
-	}
-	defer func() { _ = f.Close() }()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "appVersion:"); ok {
-			return strings.Trim(strings.TrimSpace(v), `"'`), nil
-		}
-	}
-	return "", fmt.Errorf("%s has no appVersion", name)
 }

@@ -73,7 +73,9 @@ func BuildOperator(ctx context.Context, dir string) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "steward")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/steward")
+	// The same flags as `make build`, so that each finds the other's
+	// work in the build cache.
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/steward")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {

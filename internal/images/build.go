@@ -35,6 +35,7 @@ limitations under the License.
 package images
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -584,4 +585,21 @@ func (b *builder) debianSystem(ctx context.Context, t *tree, def Definition, pkg
 		t.file("var/lib/dpkg/status.d/"+p.Name, 0o644, ctl)
 	}
 	return nil
+}
+
+// ChartAppVersion reads appVersion from the Helm chart at name: the tag of
+// Steward's image.
+func ChartAppVersion(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", fmt.Errorf("the steward image's tag: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "appVersion:"); ok {
+			return strings.Trim(strings.TrimSpace(v), `"'`), nil
+		}
+	}
+	return "", fmt.Errorf("%s has no appVersion", name)
 }

@@ -1,0 +1,168 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/steward-dev/steward/internal/devenv"
+	"github.com/steward-dev/steward/internal/localcluster"
+)
+
+// clientCheck is a pod that uses a sample the way an application would,
+// with a real client, and prints what it saw.
+type clientCheck struct {
+	what  string
+	name  string
+	image string
+	uid   int
+	// env are the pod's variables from Secrets.
+	env    []secretEnv
+	script string
+}
+
+// secretEnv is an environment variable from a key of a Secret.
+type secretEnv struct{ name, secret, key string }
+
+// dataPlaneChecks run after the samples are Ready (config/samples-real-node).
+var dataPlaneChecks = []clientCheck{
+	{
+		what:  "PostgreSQL: a row written through the Database orders' read-write Service, read back through its read-only Service from the streaming replica",
+		name:  "demo-psql",
+		image: "postgres:15",
+		uid:   999,
+		// The application's view: the connection details of the
+		// credentials Secret, never printed.
+		env: []secretEnv{
+			{"DATABASE_URL", "orders-credentials", "uri"},
+			{"PGUSER", "orders-credentials", "username"},
+			{"PGPASSWORD", "orders-credentials", "password"},
+			{"PGDATABASE", "orders-credentials", "database"},
+		},
+		script: `set -e
+psql "$DATABASE_URL" -qc "create table if not exists demo (id serial primary key, note text)"
+psql "$DATABASE_URL" -qAtc "insert into demo (note) values ('hello from the demo') returning 'wrote row ' || id || ' on ' || host(inet_server_addr()) || ', a primary: ' || not pg_is_in_recovery()"
+for i in $(seq 1 50); do
+  out=$(psql -h orders-ro.default.svc -Atc "select 'read row ' || id || ' (' || note || ') on ' || host(inet_server_addr()) || ', a replica: ' || pg_is_in_recovery() from demo order by id desc limit 1")
+  [ -n "$out" ] && break
+  sleep 0.2
+done
+echo "$out"`,
+	},
+	{
+		what:  "Redis: a key set through the Cache store's Service, which selects the primary, read back from the replica store-1 by its DNS name",
+		name:  "demo-redis",
+		image: "redis:7.0",
+		uid:   999,
+		script: `set -e
+echo "set demo-key: $(redis-cli -h store.default.svc set demo-key 'hello from the demo') on the $(redis-cli -h store.default.svc role | head -1)"
+replica=store-1.store-headless.default.svc
+for i in $(seq 1 50); do
+  out=$(redis-cli -h $replica get demo-key)
+  [ -n "$out" ] && break
+  sleep 0.2
+done
+echo "get demo-key: $out from the $(redis-cli -h $replica role | head -1) $replica"`,
+	},
+	{
+		what:  "WebApp: the page of the WebApp hello, through its Service",
+		name:  "demo-curl",
+		image: "nginxinc/nginx-unprivileged:1.22",
+		uid:   101,
+		script: `set -e
+curl -fsS -D /tmp/headers -o /tmp/page http://hello.default.svc/
+head -1 /tmp/headers | tr -d '\r'
+grep -i '^server:' /tmp/headers | tr -d '\r'
+grep -o '<title>.*</title>' /tmp/page`,
+	},
+}
+
+// clientPod is the manifest of a check's pod: restricted, run once.
+func clientPod(c clientCheck) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  namespace: default
+spec:
+  restartPolicy: Never
+  securityContext:
+    runAsNonRoot: true
+    runAsUser: %d
+    runAsGroup: %d
+    seccompProfile: {type: RuntimeDefault}
+  containers:
+    - name: client
+      image: %s
+      imagePullPolicy: Never
+      securityContext:
+        allowPrivilegeEscalation: false
+        capabilities: {drop: [ALL]}
+      command: [sh, -c, %q]
+      env:%s
+`, c.name, c.uid, c.uid, c.image, c.script, env(c.env))
+}
+
+// env renders environment variables from Secrets as a YAML list.
+func env(vars []secretEnv) string {
+	if len(vars) == 0 {
+		return " []"
+	}
+	var b strings.Builder
+	for _, v := range vars {
+		fmt.Fprintf(&b, "\n        - {name: %s, valueFrom: {secretKeyRef: {name: %s, key: %s}}}", v.name, v.secret, v.key)
+	}
+	return b.String()
+}
+
+// runClientPod runs a check's pod to completion and returns its output.
+func runClientPod(ctx context.Context, cluster *localcluster.Cluster, c clientCheck) (string, error) {
+	if _, err := devenv.Kubectl(ctx, cluster, []byte(clientPod(c)), "apply", "-f", "-"); err != nil {
+		return "", err
+	}
+	defer func() {
+		_, _ = devenv.Kubectl(context.WithoutCancel(ctx), cluster, nil, "delete", "pod", c.name, "--wait=false")
+	}()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		phase, err := devenv.Kubectl(ctx, cluster, nil, "get", "pod", c.name, "-o", "jsonpath={.status.phase}")
+		if err != nil {
+			return "", err
+		}
+		if phase == "Succeeded" || phase == "Failed" {
+			out, err := devenv.Kubectl(ctx, cluster, nil, "logs", c.name)
+			if err != nil {
+				return "", err
+			}
+			if phase == "Failed" {
+				return "", fmt.Errorf("the client failed:\n%s", out)
+			}
+			return out, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("the client pod is still %s after 3m", phase)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
