@@ -202,11 +202,11 @@ func (d *demo) runReal(ctx context.Context, cfg config, archives []string) (err 
 	fmt.Print("\n" + out + "\n")
 
 	d.step("The data plane, checked with real clients in pods of their own")
-	for _, check := range dataPlaneChecks {
-		fmt.Printf("\n  %s\n", check.what)
-		out, err := runClientPod(ctx, cluster, check)
+	for _, check := range devenv.DataPlaneChecks {
+		fmt.Printf("\n  %s\n", check.What)
+		out, err := check.Run(ctx, cluster)
 		if err != nil {
-			return fmt.Errorf("%s: %w", check.what, err)
+			return fmt.Errorf("%s: %w", check.What, err)
 		}
 		fmt.Print(indent(out, "    "))
 	}

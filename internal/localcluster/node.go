@@ -519,3 +519,13 @@ iptables:
   minSyncPeriod: 1s
 `, kubeconfig, nodeName, realPodCIDR)
 }
+
+// PodProcesses returns the IDs of the processes running in the node's pods
+// (the containers' and the sandboxes'), found through the node's cgroup.
+func (n *Node) PodProcesses() ([]int, error) {
+	mounts, err := cgroupMounts()
+	if err != nil {
+		return nil, err
+	}
+	return cgroupPIDs(filepath.Join(mounts[0], n.cgroupName())), nil
+}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package devenv
 
 import (
 	"context"
@@ -22,14 +22,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/steward-dev/steward/internal/devenv"
 	"github.com/steward-dev/steward/internal/localcluster"
 )
 
-// clientCheck is a pod that uses a sample the way an application would,
-// with a real client, and prints what it saw.
-type clientCheck struct {
-	what  string
+// ClientCheck is a pod that uses a sample the way an application would,
+// with a real client, and prints what it saw; it fails when the sample
+// does not work.
+type ClientCheck struct {
+	// What says what the check shows.
+	What  string
 	name  string
 	image string
 	uid   int
@@ -41,10 +42,13 @@ type clientCheck struct {
 // secretEnv is an environment variable from a key of a Secret.
 type secretEnv struct{ name, secret, key string }
 
-// dataPlaneChecks run after the samples are Ready (config/samples-real-node).
-var dataPlaneChecks = []clientCheck{
+// DataPlaneChecks use the samples of config/samples-real-node once they are
+// Ready, on a cluster with real nodes: a row written to a PostgreSQL
+// Database and read back from its replica, a key set in a Redis Cache and
+// read back from its replica, a WebApp's page.
+var DataPlaneChecks = []ClientCheck{
 	{
-		what:  "PostgreSQL: a row written through the Database orders' read-write Service, read back through its read-only Service from the streaming replica",
+		What:  "PostgreSQL: a row written through the Database orders' read-write Service, read back through its read-only Service from the streaming replica",
 		name:  "demo-psql",
 		image: "postgres:15",
 		uid:   999,
@@ -67,7 +71,7 @@ done
 echo "$out"`,
 	},
 	{
-		what:  "Redis: a key set through the Cache store's Service, which selects the primary, read back from the replica store-1 by its DNS name",
+		What:  "Redis: a key set through the Cache store's Service, which selects the primary, read back from the replica store-1 by its DNS name",
 		name:  "demo-redis",
 		image: "redis:7.0",
 		uid:   999,
@@ -82,7 +86,7 @@ done
 echo "get demo-key: $out from the $(redis-cli -h $replica role | head -1) $replica"`,
 	},
 	{
-		what:  "WebApp: the page of the WebApp hello, through its Service",
+		What:  "WebApp: the page of the WebApp hello, through its Service",
 		name:  "demo-curl",
 		image: "nginxinc/nginx-unprivileged:1.22",
 		uid:   101,
@@ -95,7 +99,7 @@ grep -o '<title>.*</title>' /tmp/page`,
 }
 
 // clientPod is the manifest of a check's pod: restricted, run once.
-func clientPod(c clientCheck) string {
+func clientPod(c ClientCheck) string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
@@ -132,22 +136,23 @@ func env(vars []secretEnv) string {
 	return b.String()
 }
 
-// runClientPod runs a check's pod to completion and returns its output.
-func runClientPod(ctx context.Context, cluster *localcluster.Cluster, c clientCheck) (string, error) {
-	if _, err := devenv.Kubectl(ctx, cluster, []byte(clientPod(c)), "apply", "-f", "-"); err != nil {
+// Run runs the check's pod in namespace default to completion, and
+// returns its output.
+func (c ClientCheck) Run(ctx context.Context, cluster *localcluster.Cluster) (string, error) {
+	if _, err := Kubectl(ctx, cluster, []byte(clientPod(c)), "apply", "-f", "-"); err != nil {
 		return "", err
 	}
 	defer func() {
-		_, _ = devenv.Kubectl(context.WithoutCancel(ctx), cluster, nil, "delete", "pod", c.name, "--wait=false")
+		_, _ = Kubectl(context.WithoutCancel(ctx), cluster, nil, "delete", "pod", c.name, "--wait=false")
 	}()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		phase, err := devenv.Kubectl(ctx, cluster, nil, "get", "pod", c.name, "-o", "jsonpath={.status.phase}")
+		phase, err := Kubectl(ctx, cluster, nil, "get", "pod", c.name, "-o", "jsonpath={.status.phase}")
 		if err != nil {
 			return "", err
 		}
 		if phase == "Succeeded" || phase == "Failed" {
-			out, err := devenv.Kubectl(ctx, cluster, nil, "logs", c.name)
+			out, err := Kubectl(ctx, cluster, nil, "logs", c.name)
 			if err != nil {
 				return "", err
 			}
