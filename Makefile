@@ -68,7 +68,7 @@ verify: generate manifests ## Fail when generated files or formatting are out of
 # test builds the operator first: the end-to-end tests and the benchmark
 # build it again, and find it in the build cache instead of compiling it
 # while other packages' tests run.
-test: kube-bins $(HELM) azurite build ## Run all tests: unit, envtest and end to end on a local cluster.
+test: kube-bins $(HELM) azurite build real-node ## Run all tests: unit, envtest, end to end on local clusters with fake and, as root, real nodes.
 	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-servers
@@ -108,6 +108,12 @@ demo: kube-bins build $(HELM) node-packages ## Start a local cluster (real nodes
 .PHONY: dev
 dev: kube-bins build $(HELM) node-packages ## Like demo, but keep the cluster and operator running until Ctrl-C.
 	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) go run ./hack/demo --keep $(DEMO_ARGS)
+
+.PHONY: real-node
+real-node: ## As root with apt: install what real nodes run on and build the images they run; elsewhere nothing (tests on real nodes then skip).
+	@if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then \
+		hack/node-packages.sh && $(MAKE) --no-print-directory images; \
+	else echo "real-node: not root with apt: tests on real nodes will skip (STEWARD_REQUIRE_REAL_NODE=1 makes them fail)"; fi
 
 .PHONY: node-packages
 node-packages: ## As root: install containerd, runc, the CNI plugins, iptables and conntrack from Debian's packages for real nodes (elsewhere: nothing).
