@@ -208,6 +208,9 @@ func (d *demo) runReal(ctx context.Context, cfg config, archives []string) (err 
 		if err != nil {
 			return fmt.Errorf("%s: %w", check.What, err)
 		}
+		if !strings.Contains(out, check.Want) {
+			return fmt.Errorf("%s: the client saw %q, without %q", check.What, out, check.Want)
+		}
 		fmt.Print(indent(out, "    "))
 	}
 	fmt.Println()

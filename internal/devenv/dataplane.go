@@ -30,7 +30,9 @@ import (
 // does not work.
 type ClientCheck struct {
 	// What says what the check shows.
-	What  string
+	What string
+	// Want is in the output of a check that saw the data plane work.
+	Want  string
 	name  string
 	image string
 	uid   int
@@ -49,6 +51,7 @@ type secretEnv struct{ name, secret, key string }
 var DataPlaneChecks = []ClientCheck{
 	{
 		What:  "PostgreSQL: a row written through the Database orders' read-write Service, read back through its read-only Service from the streaming replica",
+		Want:  "a replica: true",
 		name:  "demo-psql",
 		image: "postgres:15",
 		uid:   999,
@@ -72,6 +75,7 @@ echo "$out"`,
 	},
 	{
 		What:  "Redis: a key set through the Cache store's Service, which selects the primary, read back from the replica store-1 by its DNS name",
+		Want:  "from the slave",
 		name:  "demo-redis",
 		image: "redis:7.0",
 		uid:   999,
@@ -86,7 +90,37 @@ done
 echo "get demo-key: $out from the $(redis-cli -h $replica role | head -1) $replica"`,
 	},
 	{
+		What:  "MariaDB: a row written and read through the Database wiki's Service, with the credentials Secret",
+		Want:  "read row 1 (hello from the demo)",
+		name:  "demo-mariadb",
+		image: "mariadb:10.11",
+		uid:   999,
+		env: []secretEnv{
+			{"DB_HOST", "wiki-credentials", "host"},
+			{"DB_USER", "wiki-credentials", "username"},
+			{"MYSQL_PWD", "wiki-credentials", "password"},
+			{"DB_NAME", "wiki-credentials", "database"},
+		},
+		script: `set -e
+db() { mariadb -h "$DB_HOST" -u "$DB_USER" -N "$DB_NAME" -e "$1"; }
+db "create table if not exists demo (id int auto_increment primary key, note text)"
+db "insert into demo (note) values ('hello from the demo')"
+db "select concat('read row ', id, ' (', note, ') from ', @@hostname, ', MariaDB ', version()) from demo order by id desc limit 1"`,
+	},
+	{
+		What:  "memcached: a key set and read through the Cache sessions' Service, which lists every node",
+		Want:  "VALUE demo-key",
+		name:  "demo-memcached",
+		image: "memcached:1.6",
+		uid:   11211,
+		// bash's /dev/tcp is the client: the image has no other.
+		script: `exec 3<>/dev/tcp/sessions.default.svc/11211
+printf 'set demo-key 0 0 19\r\nhello from the demo\r\nget demo-key\r\nquit\r\n' >&3
+tr -d '\r' <&3`,
+	},
+	{
 		What:  "WebApp: the page of the WebApp hello, through its Service",
+		Want:  "200 OK",
 		name:  "demo-curl",
 		image: "nginxinc/nginx-unprivileged:1.22",
 		uid:   101,
@@ -119,7 +153,7 @@ spec:
       securityContext:
         allowPrivilegeEscalation: false
         capabilities: {drop: [ALL]}
-      command: [sh, -c, %q]
+      command: [bash, -c, %q]
       env:%s
 `, c.name, c.uid, c.uid, c.image, c.script, env(c.env))
 }

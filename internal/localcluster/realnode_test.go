@@ -402,6 +402,33 @@ func TestRealNodes(t *testing.T) {
 		})
 	})
 
+	t.Run("KilledNodeRestarts", func(t *testing.T) {
+		svc, err := clientset.CoreV1().Services(metav1.NamespaceDefault).Get(ctx, "redis", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := nodes[1].Kill(); err != nil {
+			t.Fatal(err)
+		}
+		if pids, err := nodes[1].PodProcesses(); err != nil || len(pids) > 0 {
+			t.Errorf("processes %v still run in the killed node's pods (%v)", pids, err)
+		}
+		short, cancelShort := context.WithTimeout(ctx, 3*time.Second)
+		err = nodes[0].Command(short, "redis-cli", "-h", svc.Spec.ClusterIP, "ping").Run()
+		cancelShort()
+		if err == nil {
+			t.Errorf("redis on the killed %s answered", nodes[1].Name)
+		}
+		began := time.Now()
+		if err := nodes[1].Restart(ctx); err != nil {
+			t.Fatal(err)
+		}
+		took := eventually(t, ctx, 3*time.Minute, "redis answers again once its node restarted", func(ctx context.Context) error {
+			return nodeCommand(ctx, nodes[0], "PONG", "redis-cli", "-h", svc.Spec.ClusterIP, "ping")
+		})
+		t.Logf("the node restarted in %v, and its redis pod answered %v later", (time.Since(began) - took).Round(time.Millisecond), took.Round(time.Millisecond))
+	})
+
 	if t.Failed() {
 		return
 	}
