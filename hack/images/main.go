@@ -59,7 +59,6 @@ func main() {
 		*version = v
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	opts := images.Options{Out: *out, StewardBinary: *binary, Version: *version, StewardImage: *name, ModuleDir: "."}
 	if !*quiet {
 		opts.Log = func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
@@ -74,6 +73,7 @@ func main() {
 		fmt.Printf("%-10s %-48s %8.1f MB  %-10s %5.1fs\n", r.Definition.Short, r.Definition.Names[0],
 			float64(r.Size)/1e6, state, r.Took.Seconds())
 	}
+	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
 		os.Exit(1)

@@ -57,7 +57,7 @@ func (t *tree) merge(pkg string, e ociimage.Entry) {
 	if old.Type == ociimage.Dir && e.Type == ociimage.Dir {
 		return
 	}
-	if old.Type == e.Type && old.Type == ociimage.Symlink && old.Target == e.Target {
+	if old.Type == ociimage.Symlink && e.Type == ociimage.Symlink && old.Target == e.Target {
 		return
 	}
 	t.conflicts = append(t.conflicts, fmt.Sprintf("/%s: %s's %s kept, %s's %s left out", e.Path, t.owner[e.Path], old.Type, pkg, e.Type))

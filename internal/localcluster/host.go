@@ -115,13 +115,14 @@ func killCgroup(name string) error {
 // cgroupPIDs lists the live processes in dir and its descendants.
 func cgroupPIDs(dir string) []int {
 	var pids []int
-	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return nil
+	// Errors are skipped: cgroups come and go while the walk runs.
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, walkErr error) error {
+		if walkErr != nil || !d.IsDir() {
+			return nil //nolint:nilerr // a cgroup removed during the walk
 		}
-		data, err := os.ReadFile(filepath.Join(path, "cgroup.procs"))
-		if err != nil {
-			return nil
+		data, readErr := os.ReadFile(filepath.Join(path, "cgroup.procs"))
+		if readErr != nil {
+			return nil //nolint:nilerr // likewise
 		}
 		for field := range strings.FieldsSeq(string(data)) {
 			if pid, err := strconv.Atoi(field); err == nil && pid > 1 && !isZombie(pid) {

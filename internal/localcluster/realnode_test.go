@@ -77,12 +77,9 @@ func imageArchives(t *testing.T, want ...string) []string {
 }
 
 // kubectl runs kubectl against the cluster and returns its output.
-func kubectl(ctx context.Context, c *Cluster, stdin string, args ...string) (string, error) {
+func kubectl(ctx context.Context, c *Cluster, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, c.KubectlPath(), args...)
 	cmd.Env = append(os.Environ(), c.Env()...)
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
@@ -191,8 +188,11 @@ exec mariadbd --datadir=/tmp/db --socket=/tmp/mariadb.sock --bind-address=0.0.0.
 		probe:   corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(11211)}},
 		viaNode: func(ctx context.Context, n *Node, ip string) error {
 			line, err := tcpExchange(ctx, n, net.JoinHostPort(ip, "11211"), "version\r\n")
-			if err != nil || !strings.HasPrefix(line, "VERSION 1.6") {
-				return fmt.Errorf("memcached answered %q to version: %v", line, err)
+			if err != nil {
+				return fmt.Errorf("memcached: %w", err)
+			}
+			if !strings.HasPrefix(line, "VERSION 1.6") {
+				return fmt.Errorf("memcached answered %q to version", line)
 			}
 			return nil
 		},
@@ -209,8 +209,11 @@ tr -d '\r' <&3 | sed -n 3p | sed 's/^/answer /'`}
 		probe: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)}},
 		viaNode: func(ctx context.Context, n *Node, ip string) error {
 			line, err := tcpExchange(ctx, n, net.JoinHostPort(ip, "8080"), "GET / HTTP/1.0\r\n\r\n")
-			if err != nil || !strings.Contains(line, "200 OK") {
-				return fmt.Errorf("nginx answered %q: %v", line, err)
+			if err != nil {
+				return fmt.Errorf("nginx: %w", err)
+			}
+			if !strings.Contains(line, "200 OK") {
+				return fmt.Errorf("nginx answered %q", line)
 			}
 			return nil
 		},
@@ -261,8 +264,10 @@ func clusterIPService(name string, port int32) *corev1.Service {
 	}
 }
 
-// podReady reports whether a pod is Ready, with what it waits for if not.
-func podReady(ctx context.Context, clientset kubernetes.Interface, ns, name string) error {
+// podReady reports whether a pod of namespace default is Ready, with what
+// it waits for if not.
+func podReady(ctx context.Context, clientset kubernetes.Interface, name string) error {
+	const ns = metav1.NamespaceDefault
 	pod, err := clientset.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -341,7 +346,7 @@ func TestRealNodes(t *testing.T) {
 		for _, s := range engineServers {
 			t.Run(s.name, func(t *testing.T) {
 				took := eventually(t, ctx, 3*time.Minute, s.name+" is Ready", func(ctx context.Context) error {
-					return podReady(ctx, clientset, metav1.NamespaceDefault, s.name)
+					return podReady(ctx, clientset, s.name)
 				})
 				t.Logf("Ready %v after its creation", took.Round(time.Millisecond))
 				svc, err := services.Get(ctx, s.name, metav1.GetOptions{})
@@ -355,7 +360,7 @@ func TestRealNodes(t *testing.T) {
 				// From a pod, through the DNS name.
 				host := fmt.Sprintf("%s.%s.svc", s.name, metav1.NamespaceDefault)
 				eventually(t, ctx, time.Minute, s.name+" answers through "+host, func(ctx context.Context) error {
-					out, err := kubectl(ctx, c, "", append([]string{"exec", s.name, "--"}, s.viaDNS(host)...)...)
+					out, err := kubectl(ctx, c, append([]string{"exec", s.name, "--"}, s.viaDNS(host)...)...)
 					if err != nil {
 						return err
 					}
@@ -508,11 +513,11 @@ exec sleep infinity`},
 		t.Fatal(err)
 	}
 	took := eventually(t, ctx, 3*time.Minute, "keeper-0 is Ready", func(ctx context.Context) error {
-		return podReady(ctx, clientset, metav1.NamespaceDefault, "keeper-0")
+		return podReady(ctx, clientset, "keeper-0")
 	})
 	t.Logf("keeper-0 Ready with a provisioned volume %v after creation", took.Round(time.Millisecond))
 	read := func(ctx context.Context) (string, error) {
-		return kubectl(ctx, c, "", "exec", "keeper-0", "--", "sh", "-c", "cat /data/first; wc -l < /data/boots; stat -c '%u:%g %a' /data/boots")
+		return kubectl(ctx, c, "exec", "keeper-0", "--", "sh", "-c", "cat /data/first; wc -l < /data/boots; stat -c '%u:%g %a' /data/boots")
 	}
 	before, err := read(ctx)
 	if err != nil {
@@ -545,7 +550,7 @@ exec sleep infinity`},
 		if pod.UID == old.UID {
 			return errors.New("still the old pod")
 		}
-		return podReady(ctx, clientset, metav1.NamespaceDefault, "keeper-0")
+		return podReady(ctx, clientset, "keeper-0")
 	})
 	t.Logf("replacement Ready in %v", took.Round(time.Millisecond))
 	after, err := read(ctx)
@@ -617,7 +622,7 @@ func testStewardImage(t *testing.T, ctx context.Context, c *Cluster, clientset k
 			t.Errorf("init container %s: %+v", st.Name, st.State)
 		}
 	}
-	help, err := kubectl(ctx, c, "", "logs", pod.Name, "-c", "help")
+	help, err := kubectl(ctx, c, "logs", pod.Name, "-c", "help")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -627,7 +632,7 @@ func testStewardImage(t *testing.T, ctx context.Context, c *Cluster, clientset k
 	// The copied binary runs in the engine's image and answers a
 	// subcommand's usage error: it is there and executable.
 	run := p.Status.ContainerStatuses[0].State.Terminated
-	out, _ := kubectl(ctx, c, "", "logs", pod.Name, "-c", "run")
+	out, _ := kubectl(ctx, c, "logs", pod.Name, "-c", "run")
 	if run == nil || run.ExitCode != 2 || !strings.Contains(out, "usage: steward copy-binary DEST") {
 		t.Errorf("the copied binary in postgres:15: %+v, output %q; want exit 2 with its usage", run, out)
 	}
@@ -808,9 +813,9 @@ func runSweepChild() {
 		}
 		time.Sleep(time.Second)
 	}
-	for podReady(ctx, clientset, metav1.NamespaceDefault, server.name) != nil {
+	for podReady(ctx, clientset, server.name) != nil {
 		if time.Now().After(deadline) {
-			fail(podReady(ctx, clientset, metav1.NamespaceDefault, server.name))
+			fail(podReady(ctx, clientset, server.name))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -32,8 +32,8 @@ import (
 
 var mtime = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
-func file(p string, mode fs.FileMode, uid int, content string) Entry {
-	return Entry{Path: p, Type: File, Mode: mode, UID: uid, GID: uid, ModTime: mtime,
+func file(p string, mode fs.FileMode, content string) Entry {
+	return Entry{Path: p, Type: File, Mode: mode, ModTime: mtime,
 		Size: int64(len(content)), Open: Bytes([]byte(content))}
 }
 
@@ -50,17 +50,17 @@ func testImage() Image {
 			ExposedPorts: []string{"8080/tcp"},
 		},
 		Entries: []Entry{
-			file("usr/bin/example", 0o755, 0, "#!/bin/sh\necho hi\n"),
-			file("/etc/passwd", 0o644, 0, "root:x:0:0:root:/root:/bin/sh\n"),
+			file("usr/bin/example", 0o755, "#!/bin/sh\necho hi\n"),
+			file("/etc/passwd", 0o644, "root:x:0:0:root:/root:/bin/sh\n"),
 			{Path: "./data", Type: Dir, Mode: 0o755 | fs.ModeSticky, UID: 999, GID: 999, ModTime: mtime},
 			{Path: "bin", Type: Symlink, Target: "usr/bin", Mode: 0o777, ModTime: mtime},
 			{Path: "usr/sbin/tool", Type: Symlink, Target: "../bin/example", Mode: 0o777, ModTime: mtime},
-			file("usr/lib/deep/nested/dir/lib.so", 0o644, 0, strings.Repeat("x", 5000)),
-			file("usr/share/empty", 0o600, 0, ""),
-			file("usr/bin/suid", 0o755|fs.ModeSetuid, 0, "s"),
+			file("usr/lib/deep/nested/dir/lib.so", 0o644, strings.Repeat("x", 5000)),
+			file("usr/share/empty", 0o600, ""),
+			file("usr/bin/suid", 0o755|fs.ModeSetuid, "s"),
 			{Path: "tmp", Type: Dir, Mode: 0o1777, ModTime: mtime},
-			file("usr/bin/sgid", 0o2755, 0, "g"),
-			file("var/"+strings.Repeat("long-name/", 15)+"file", 0o644, 0, "long"),
+			file("usr/bin/sgid", 0o2755, "g"),
+			file("var/"+strings.Repeat("long-name/", 15)+"file", 0o644, "long"),
 		},
 	}
 }
@@ -175,7 +175,7 @@ func TestLayout(t *testing.T) {
 func TestHardLinks(t *testing.T) {
 	img := testImage()
 	img.Entries = append(img.Entries,
-		file("usr/bin/perl5.36", 0o755, 0, "perl"),
+		file("usr/bin/perl5.36", 0o755, "perl"),
 		Entry{Path: "usr/bin/perl", Type: Hardlink, Target: "/usr/bin/perl5.36", ModTime: mtime},
 		Entry{Path: "usr/bin/zperl", Type: Hardlink, Target: "usr/bin/perl", ModTime: mtime},
 	)
@@ -196,9 +196,9 @@ func TestErrors(t *testing.T) {
 		"no names":          func(i *Image) { i.Names = nil },
 		"name without tag":  func(i *Image) { i.Names = []string{"docker.io/library/postgres"} },
 		"short name":        func(i *Image) { i.Names = []string{"postgres:15"} },
-		"duplicate path":    func(i *Image) { i.Entries = append(i.Entries, file("/usr/bin/example", 0o644, 0, "")) },
-		"parent is a file":  func(i *Image) { i.Entries = append(i.Entries, file("etc/passwd/x", 0o644, 0, "")) },
-		"parent is a link":  func(i *Image) { i.Entries = append(i.Entries, file("bin/x", 0o644, 0, "")) },
+		"duplicate path":    func(i *Image) { i.Entries = append(i.Entries, file("/usr/bin/example", 0o644, "")) },
+		"parent is a file":  func(i *Image) { i.Entries = append(i.Entries, file("etc/passwd/x", 0o644, "")) },
+		"parent is a link":  func(i *Image) { i.Entries = append(i.Entries, file("bin/x", 0o644, "")) },
 		"dangling hardlink": func(i *Image) { i.Entries = append(i.Entries, Entry{Path: "a", Type: Hardlink, Target: "b"}) },
 		"short content": func(i *Image) {
 			i.Entries = append(i.Entries, Entry{Path: "a", Type: File, Size: 10, Open: Bytes([]byte("abc"))})

@@ -125,8 +125,11 @@ func Read(name string, keep func(path string) bool) (*Contents, error) {
 	var layout struct {
 		Version string `json:"imageLayoutVersion"`
 	}
-	if err := json.Unmarshal(docs["oci-layout"], &layout); err != nil || layout.Version != "1.0.0" {
-		return nil, fmt.Errorf("oci-layout: want imageLayoutVersion 1.0.0 (%v)", err)
+	if err := json.Unmarshal(docs["oci-layout"], &layout); err != nil {
+		return nil, fmt.Errorf("oci-layout: %w", err)
+	}
+	if layout.Version != "1.0.0" {
+		return nil, fmt.Errorf("oci-layout: imageLayoutVersion %q, want 1.0.0", layout.Version)
 	}
 	var idx index
 	if err := json.Unmarshal(docs["index.json"], &idx); err != nil {
