@@ -129,8 +129,11 @@ func DefaultOptions() Options {
 }
 
 // DefaultInstanceImage is the image database pods copy the instance manager
-// from when --instance-image is not given.
-const DefaultInstanceImage = "ghcr.io/steward-dev/steward:latest"
+// from when --instance-image is not given: this release's image, never a
+// moving tag, so that database pods run the manager this operator was
+// built with. Its tag is the Helm chart's appVersion (a test keeps the two
+// in step).
+const DefaultInstanceImage = "ghcr.io/steward-dev/steward:0.1.0"
 
 // Scheme knows the built-in kinds and Steward's.
 func Scheme() *runtime.Scheme {
