@@ -59,8 +59,9 @@ type provisioner struct {
 	client kubernetes.Interface
 	// volumeDirs maps a node's name to the directory its volumes go in.
 	volumeDirs map[string]string
-	// log receives the errors of provisioning steps, which are retried.
-	log    io.Writer
+	// log receives the errors of provisioning steps, which are retried;
+	// stop closes it.
+	log    io.WriteCloser
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -81,7 +82,7 @@ func localStorageClass() *storagev1.StorageClass {
 }
 
 // startProvisioner creates LocalStorageClassName and starts provisioning.
-func startProvisioner(ctx context.Context, client kubernetes.Interface, volumeDirs map[string]string, log io.Writer) (*provisioner, error) {
+func startProvisioner(ctx context.Context, client kubernetes.Interface, volumeDirs map[string]string, log io.WriteCloser) (*provisioner, error) {
 	if _, err := client.StorageV1().StorageClasses().Create(ctx, localStorageClass(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating StorageClass %s: %w", LocalStorageClassName, err)
 	}
@@ -131,13 +132,14 @@ func startProvisioner(ctx context.Context, client kubernetes.Interface, volumeDi
 	return p, nil
 }
 
-// stop ends provisioning and waits for it.
+// stop ends provisioning, waits for it and closes its log.
 func (p *provisioner) stop() {
 	if p == nil {
 		return
 	}
 	p.cancel()
 	<-p.done
+	_ = p.log.Close()
 }
 
 // sync provisions a volume for every claim of the class that waits for
