@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,98 +36,157 @@ import (
 	"github.com/steward-dev/steward/internal/localcluster"
 )
 
-// requireRealNodes skips the test when real nodes cannot run here, saying
+// The cluster every test of the package uses: two real nodes, Steward
+// installed by its chart, the real-node samples applied and Ready. nil,
+// with unavailable saying why, where real nodes cannot run.
+var (
+	cluster     *localcluster.Cluster
+	image       string
+	unavailable error
+	setupTook   string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) (code int) {
+	if unavailable = localcluster.RealNodeSupport(""); unavailable != nil {
+		return m.Run() // each test skips, or fails when real nodes are required
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "realnode set-up:", err)
+		return 1
+	}
+	archives, err := builtImages()
+	if err != nil {
+		return fail(err)
+	}
+	helm, err := devenv.HelmBinary()
+	if err != nil {
+		return fail(err)
+	}
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		return fail(err)
+	}
+	version, err := images.ChartAppVersion(filepath.Join(root, "charts", "steward", "Chart.yaml"))
+	if err != nil {
+		return fail(err)
+	}
+	image = images.StewardName + ":" + version
+
+	began := time.Now()
+	cluster, err = localcluster.Start(ctx, localcluster.Options{RealNodes: 2, Images: archives})
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}()
+	started := time.Since(began)
+	began = time.Now()
+	if err := devenv.InstallOperator(ctx, cluster, helm, image); err != nil {
+		return fail(err)
+	}
+	installed := time.Since(began)
+	began = time.Now()
+	if _, err := devenv.Kubectl(ctx, cluster, nil, "apply", "-k", "config/samples-real-node"); err != nil {
+		return fail(err)
+	}
+	if _, err := devenv.Kubectl(ctx, cluster, nil, "wait", "--for=condition=Ready", sampleKinds, "--all", "--timeout=600s"); err != nil {
+		out, _ := devenv.Kubectl(ctx, cluster, nil, "get", sampleKinds+",pods", "-o", "wide")
+		return fail(fmt.Errorf("%w\n%s", err, out))
+	}
+	setupTook = fmt.Sprintf("cluster with two real nodes and %d images each %v, chart and webhook %v, every real-node sample Ready %v",
+		len(archives), started.Round(time.Millisecond), installed.Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
+	code = m.Run()
+	if code != 0 {
+		out, _ := devenv.Kubectl(ctx, cluster, nil, "get", "pods,steward,events", "--all-namespaces", "-o", "wide")
+		fmt.Fprintf(os.Stderr, "the cluster when a test failed:\n%s\n", out)
+		logs, _ := devenv.Kubectl(ctx, cluster, nil, "logs", "--namespace", devenv.OperatorNamespace,
+			"deployment/"+devenv.OperatorRelease, "--tail=60")
+		fmt.Fprintf(os.Stderr, "the operator's log:\n%s\n", logs)
+	}
+	return code
+}
+
+// sampleKinds are the kinds of the samples the tests wait for.
+const sampleKinds = "webapps,databases,caches,appconfigs,appstacks"
+
+// requireCluster skips the test when real nodes cannot run here, saying
 // what is missing, or fails it when STEWARD_REQUIRE_REAL_NODE=1.
-func requireRealNodes(t *testing.T) {
+func requireCluster(t *testing.T) {
 	t.Helper()
-	err := localcluster.RealNodeSupport("")
-	if err == nil {
+	if unavailable == nil {
 		return
 	}
 	if os.Getenv("STEWARD_REQUIRE_REAL_NODE") == "1" {
-		t.Fatalf("STEWARD_REQUIRE_REAL_NODE=1: %v", err)
+		t.Fatalf("STEWARD_REQUIRE_REAL_NODE=1: %v", unavailable)
 	}
-	t.Skipf("skipping: %v (STEWARD_REQUIRE_REAL_NODE=1 makes this a failure)", err)
+	t.Skipf("skipping: %v (STEWARD_REQUIRE_REAL_NODE=1 makes this a failure)", unavailable)
 }
 
 // builtImages returns every archive `make images` writes to bin/images.
-func builtImages(t *testing.T) []string {
-	t.Helper()
+func builtImages() ([]string, error) {
 	root, err := localcluster.RepoRoot()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var archives []string
 	for _, short := range images.Shorts("") {
 		path := filepath.Join(root, "bin", "images", short+".tar")
 		if _, err := os.Stat(path); err != nil {
-			t.Fatalf("image archive %s is missing: run `make images` (%v)", path, err)
+			return nil, fmt.Errorf("image archive %s is missing: run `make images` (%w)", path, err)
 		}
 		archives = append(archives, path)
 	}
-	return archives
+	return archives, nil
 }
 
-// TestOperatorFromItsImage installs Steward with its chart on two real
-// nodes, checks that its replicas run its image as a non-root user, that
-// one leads and that the webhook answers through its Service, then applies
-// the real-node samples and checks their data plane with real clients.
-func TestOperatorFromItsImage(t *testing.T) {
-	requireRealNodes(t)
-	archives := builtImages(t)
-	helm, err := devenv.HelmBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, err := images.ChartAppVersion(filepath.Join(root, "charts", "steward", "Chart.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	image := images.StewardName + ":" + version
-	ctx, cancel := context.WithTimeout(t.Context(), 25*time.Minute)
+// kubectl runs kubectl against the cluster and fails the test on error.
+func kubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-
-	began := time.Now()
-	cluster, err := localcluster.Start(ctx, localcluster.Options{RealNodes: 2, Images: archives})
+	out, err := devenv.Kubectl(ctx, cluster, nil, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := cluster.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	t.Logf("cluster with two real nodes and %d images each in %v", len(archives), time.Since(began).Round(time.Millisecond))
-	kubectl := func(args ...string) string {
-		t.Helper()
-		out, err := devenv.Kubectl(ctx, cluster, nil, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	defer func() {
-		if t.Failed() {
-			out, _ := devenv.Kubectl(context.WithoutCancel(ctx), cluster, nil, "get", "pods,steward,events", "--all-namespaces", "-o", "wide")
-			t.Logf("the cluster when the test failed:\n%s", out)
-			logs, _ := devenv.Kubectl(context.WithoutCancel(ctx), cluster, nil, "logs", "--namespace", devenv.OperatorNamespace,
-				"deployment/"+devenv.OperatorRelease, "--tail=60")
-			t.Logf("the operator's log:\n%s", logs)
-		}
-	}()
+	return out
+}
 
-	began = time.Now()
-	if err := devenv.InstallOperator(ctx, cluster, helm, image); err != nil {
-		t.Fatal(err)
+// eventually polls check until it returns nil, failing the test with its
+// last error after timeout; it returns how long that took.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) time.Duration {
+	t.Helper()
+	began := time.Now()
+	for {
+		err := check()
+		if err == nil {
+			return time.Since(began)
+		}
+		if time.Since(began) > timeout {
+			t.Fatalf("%s: not after %v: %v", what, timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	t.Logf("the chart rolled out and the webhook answered in %v", time.Since(began).Round(time.Millisecond))
+}
 
+// TestOperatorFromItsImage checks that Steward's replicas run its image as
+// a non-root user, that one leads and that the webhook answered through its
+// Service (the set-up waited for it), and that the real-node samples work:
+// their data plane checked with real clients in pods.
+func TestOperatorFromItsImage(t *testing.T) {
+	requireCluster(t)
+	t.Log(setupTook)
 	ns := "--namespace=" + devenv.OperatorNamespace
-	pods := strings.Fields(kubectl(ns, "get", "pods", "-l", "app.kubernetes.io/component=manager",
+	pods := strings.Fields(kubectl(t, ns, "get", "pods", "-l", "app.kubernetes.io/component=manager",
 		"-o", `jsonpath={range .items[*]}{.metadata.name}={.status.containerStatuses[0].image},{.status.containerStatuses[0].ready},{.spec.nodeName} {end}`))
 	if len(pods) != 2 {
 		t.Fatalf("%d operator pods, want 2: %v", len(pods), pods)
@@ -142,7 +202,7 @@ func TestOperatorFromItsImage(t *testing.T) {
 			nodes[fields[2]] = true
 		}
 	}
-	holder := kubectl(ns, "get", "lease", "steward.steward.dev", "-o", "jsonpath={.spec.holderIdentity}")
+	holder := kubectl(t, ns, "get", "lease", "steward.steward.dev", "-o", "jsonpath={.spec.holderIdentity}")
 	if !strings.Contains(strings.Join(pods, " "), strings.Split(holder, "_")[0]+"=") {
 		t.Errorf("the lease is held by %q, not by one of the operator's pods %v", holder, pods)
 	}
@@ -165,14 +225,8 @@ func TestOperatorFromItsImage(t *testing.T) {
 		}
 	}
 
-	began = time.Now()
-	kubectl("apply", "-k", "config/samples-real-node")
-	const kinds = "webapps,databases,caches,appconfigs,appstacks"
-	kubectl("wait", "--for=condition=Ready", kinds, "--all", "--timeout=600s")
-	t.Logf("every real-node sample Ready in %v", time.Since(began).Round(time.Millisecond))
-
 	for _, check := range devenv.DataPlaneChecks {
-		out, err := check.Run(ctx, cluster)
+		out, err := check.Run(t.Context(), cluster)
 		if err != nil {
 			t.Errorf("%s: %v", check.What, err)
 			continue
@@ -181,6 +235,81 @@ func TestOperatorFromItsImage(t *testing.T) {
 		if !strings.Contains(out, check.Want) {
 			t.Errorf("%s: %q lacks %q", check.What, out, check.Want)
 		}
+	}
+}
+
+// TestCacheStatusListsRealPods checks that a memcached Cache's status
+// names its running pods, which answer on their own DNS names.
+func TestCacheStatusListsRealPods(t *testing.T) {
+	requireCluster(t)
+	nodes := strings.Fields(kubectl(t, "get", "cache", "sessions", "-o", `jsonpath={range .status.nodes[*]}{@} {end}`))
+	pods := strings.Fields(kubectl(t, "get", "pods", "-l", "steward.dev/cache=sessions", "--field-selector=status.phase=Running",
+		"-o", `jsonpath={range .items[*]}{.metadata.name} {end}`))
+	slices.Sort(pods)
+	if len(nodes) != 3 || !slices.Equal(nodes, pods) {
+		t.Fatalf("status.nodes = %v, want the 3 running pods %v", nodes, pods)
+	}
+}
+
+// TestDeletionKeepsData deletes a PostgreSQL Database with the default
+// policy, Retain, creates it again with the same name, and reads back the
+// rows written before.
+func TestDeletionKeepsData(t *testing.T) {
+	requireCluster(t)
+	const manifest = `apiVersion: steward.dev/v1alpha1
+kind: Database
+metadata:
+  name: keeper
+  namespace: default
+spec:
+  engine: postgres
+  version: "15"
+  # The samples take most of the two nodes' CPU.
+  resources:
+    requests: {cpu: 100m, memory: 256Mi}
+    limits: {memory: 256Mi}
+  storage:
+    size: 1Gi
+`
+	apply := func() {
+		t.Helper()
+		out, err := devenv.Kubectl(t.Context(), cluster, []byte(manifest), "apply", "-f", "-")
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		kubectl(t, "wait", "--for=condition=Ready", "database/keeper", "--timeout=300s")
+	}
+	// The documented way in: the instance manager's socket and the
+	// owner's credentials, which never leave the pod.
+	psql := func(sql string) (string, error) {
+		return devenv.Kubectl(t.Context(), cluster, nil, "exec", "keeper-0", "-c", "postgres", "--", "sh", "-c",
+			`PGPASSWORD="$STEWARD_OWNER_PASSWORD" psql -h /steward/run -U "$STEWARD_OWNER_USERNAME" -d "$STEWARD_DATABASE" -Atc "$0"`, sql)
+	}
+	apply()
+	if out, err := psql("create table kept (note text); insert into kept values ('written before the deletion')"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	kubectl(t, "delete", "database", "keeper", "--timeout=300s")
+	claims := kubectl(t, "get", "pvc", "data-keeper-0", "-o", "jsonpath={.status.phase}")
+	if claims != "Bound" {
+		t.Errorf("after the deletion the volume claim is %q, want it kept and Bound", claims)
+	}
+	apply()
+	var out string
+	eventually(t, 2*time.Minute, "the row written before the deletion", func() error {
+		var err error
+		out, err = psql("select note from kept")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(out, "written before the deletion") {
+			return fmt.Errorf("the table holds %q", out)
+		}
+		return nil
+	})
+	events := kubectl(t, "get", "events", "--field-selector=involvedObject.name=keeper,reason=Adopted", "-o", "jsonpath={.items[*].message}")
+	if !strings.Contains(events, "keeper-credentials") {
+		t.Errorf("no Adopted event names keeper-credentials: %q", events)
 	}
 }
 
