@@ -40,13 +40,33 @@ const (
 type DatabaseSize string
 
 const (
-	// SizeSmall is 1 replica with 500m CPU and 512Mi memory.
+	// SizeSmall is 1 replica with 500m CPU, 512Mi memory and a 1Gi volume.
 	SizeSmall DatabaseSize = "small"
-	// SizeMedium is 2 replicas with 1 CPU and 1Gi memory each.
+	// SizeMedium is 2 replicas with 1 CPU, 1Gi memory and a 10Gi volume each.
 	SizeMedium DatabaseSize = "medium"
-	// SizeLarge is 3 replicas with 2 CPUs and 2Gi memory each.
+	// SizeLarge is 3 replicas with 2 CPUs, 2Gi memory and a 50Gi volume each.
 	SizeLarge DatabaseSize = "large"
 )
+
+// DefaultStorageSizes are the volume sizes of the size presets, for a
+// Database that does not set storage.size.
+var DefaultStorageSizes = map[DatabaseSize]resource.Quantity{
+	SizeSmall:  resource.MustParse("1Gi"),
+	SizeMedium: resource.MustParse("10Gi"),
+	SizeLarge:  resource.MustParse("50Gi"),
+}
+
+// StorageSize is the size each instance's volume asks for: storage.size,
+// or the size preset's (small when unset).
+func (s *DatabaseSpec) StorageSize() resource.Quantity {
+	if s.Storage.Size != nil {
+		return s.Storage.Size.DeepCopy()
+	}
+	if q, ok := DefaultStorageSizes[s.Size]; ok {
+		return q.DeepCopy()
+	}
+	return DefaultStorageSizes[SizeSmall].DeepCopy()
+}
 
 // DeletionPolicy says what happens to a Database's data when the Database is deleted.
 // +kubebuilder:validation:Enum=Retain;Delete
@@ -110,9 +130,10 @@ type DatabaseSpec struct {
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
-	// Storage is each instance's volume.
-	// +required
-	Storage DatabaseStorage `json:"storage"`
+	// Storage is each instance's volume: its size (by default the size
+	// preset's: 1Gi small, 10Gi medium, 50Gi large) and StorageClass.
+	// +optional
+	Storage DatabaseStorage `json:"storage,omitempty"`
 
 	// DatabaseName is the database created for the application.
 	// +optional
@@ -209,13 +230,15 @@ type DatabaseBootstrap struct {
 }
 
 // DatabaseStorage is the volume of each instance.
-// +kubebuilder:validation:XValidation:rule="quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0",message="storage.size cannot shrink: volumes can only grow",fieldPath=".size"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.size) || (has(self.size) && quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0)",message="storage.size cannot shrink or be removed: volumes can only grow",fieldPath=".size"
 // +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="storage.storageClassName cannot be changed"
 type DatabaseStorage struct {
-	// Size is the volume size, e.g. "10Gi". It can grow when the storage
-	// class allows volume expansion, never shrink.
-	// +required
-	Size resource.Quantity `json:"size"`
+	// Size is the volume size, e.g. "10Gi"; the size preset's when unset
+	// (1Gi small, 10Gi medium, 50Gi large). It can grow when the storage
+	// class allows volume expansion, never shrink; once set it stays set.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="storage.size must be more than 0"
+	Size *resource.Quantity `json:"size,omitempty"`
 
 	// StorageClassName selects the StorageClass; the cluster default when unset.
 	// +optional
@@ -264,6 +287,12 @@ type DatabaseStatus struct {
 	// ReadyReplicas is the number of ready instances.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+
+	// StorageSize is the size each instance's volume asks for:
+	// spec.storage.size, or the size preset's default; never less than the
+	// size the volumes were created with, as volumes never shrink.
+	// +optional
+	StorageSize *resource.Quantity `json:"storageSize,omitempty"`
 
 	// Primary is the name of the pod that accepts writes.
 	// +optional

@@ -168,7 +168,7 @@ func renderDatabase(stack *v1alpha1.AppStack, db v1alpha1.StackDatabase, p Profi
 	if db.StorageSize != nil {
 		size, src = db.StorageSize.DeepCopy(), SourceSpec
 	}
-	spec.Storage.Size = size
+	spec.Storage.Size = &size
 	eff = append(eff, setting("storageSize", size.String(), src))
 
 	on, src := p.Backups, SourceProfile

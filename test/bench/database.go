@@ -61,7 +61,7 @@ func (databaseScenario) database(ns, name string) *v1alpha1.Database {
 			Engine:  v1alpha1.EnginePostgres,
 			Version: dbMajor,
 			Size:    v1alpha1.SizeSmall,
-			Storage: v1alpha1.DatabaseStorage{Size: resource.MustParse("1Gi"), StorageClassName: &class},
+			Storage: v1alpha1.DatabaseStorage{Size: new(resource.MustParse("1Gi")), StorageClassName: &class},
 			// What the API server defaults; the raw children need them.
 			DatabaseName:   "app",
 			Owner:          "app",
@@ -111,7 +111,7 @@ func (s databaseScenario) Raw(ns string, i int) []client.Object {
 	}
 	acs := []runtime.ApplyConfiguration{
 		// First: the kind the plain client's readiness is tracked on.
-		database.StatefulSet(db, eng, manager.DefaultInstanceImage, db.Spec.Storage.Size),
+		database.StatefulSet(db, eng, manager.DefaultInstanceImage, db.Spec.StorageSize()),
 		database.Secret(db, database.CredentialsName(db), database.CredentialsData(db, db.Spec.Owner, database.NewPassword())),
 		database.Secret(db, database.SuperuserName(db), database.SuperuserData(db, database.NewPassword(), database.NewPassword())),
 		database.ConfigMap(db, files),

@@ -373,7 +373,7 @@ func TestSourceProblemsAreConditions(t *testing.T) {
 
 	create(t, &v1alpha1.Database{
 		ObjectMeta: metav1.ObjectMeta{Name: "catalog", Namespace: ns},
-		Spec:       v1alpha1.DatabaseSpec{Engine: v1alpha1.EngineMySQL, Version: "8.4", Storage: v1alpha1.DatabaseStorage{Size: mustQuantity("1Gi")}},
+		Spec:       v1alpha1.DatabaseSpec{Engine: v1alpha1.EngineMySQL, Version: "8.4", Storage: v1alpha1.DatabaseStorage{Size: new(mustQuantity("1Gi"))}},
 	})
 	create(t, newBackup(ns, "mismatch", func(b *v1alpha1.Backup) {
 		b.Spec.Source = v1alpha1.BackupSource{Type: v1alpha1.SourcePostgreSQL, DatabaseRef: &corev1.LocalObjectReference{Name: "catalog"}}

@@ -169,7 +169,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 		obs.problem = p
 		return obs, nil
 	}
-	claimSize := db.Spec.Storage.Size
+	claimSize := db.Spec.StorageSize()
 	if obs.statefulSet != nil {
 		claimSize = templateClaimSize(obs.statefulSet, claimSize)
 	}

@@ -51,7 +51,7 @@ func newDatabase(ns, name string, mutate ...func(*v1alpha1.Database)) *v1alpha1.
 		Spec: v1alpha1.DatabaseSpec{
 			Engine:  v1alpha1.EnginePostgres,
 			Version: "16",
-			Storage: v1alpha1.DatabaseStorage{Size: resource.MustParse("1Gi")},
+			Storage: v1alpha1.DatabaseStorage{Size: new(resource.MustParse("1Gi"))},
 		},
 	}
 	for _, m := range mutate {
@@ -251,7 +251,7 @@ func TestLiveChildrenContainTheirDesiredState(t *testing.T) {
 		live    client.Object
 		desired any
 	}{
-		{sts, database.StatefulSet(db, eng, "steward:test", db.Spec.Storage.Size)},
+		{sts, database.StatefulSet(db, eng, "steward:test", db.Spec.StorageSize())},
 		{cm, database.ConfigMap(db, files)},
 	}
 	for _, svc := range database.Services(db) {
@@ -519,6 +519,7 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 		}, "parameters: server-id is set by Steward"},
 		{"reserved owner", func(db *v1alpha1.Database) { db.Spec.Owner = "postgres" }, "owner must not be"},
 		{"unknown size", func(db *v1alpha1.Database) { db.Spec.Size = "huge" }, "supported values"},
+		{"empty volume", func(db *v1alpha1.Database) { db.Spec.Storage.Size = new(resource.MustParse("0")) }, "storage.size must be more than 0"},
 		{"long name", func(db *v1alpha1.Database) { db.Name = strings.Repeat("d", 41) }, "at most 40 characters"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -534,7 +535,8 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 		want   string
 	}{
 		{"engine change", func(db *v1alpha1.Database) { db.Spec.Engine, db.Spec.Version = "mysql", "8.4" }, "engine cannot be changed"},
-		{"storage shrink", func(db *v1alpha1.Database) { db.Spec.Storage.Size = resource.MustParse("512Mi") }, "storage.size cannot shrink"},
+		{"storage shrink", func(db *v1alpha1.Database) { db.Spec.Storage.Size = new(resource.MustParse("512Mi")) }, "storage.size cannot shrink"},
+		{"storage size removed", func(db *v1alpha1.Database) { db.Spec.Storage.Size = nil }, "storage.size cannot shrink or be removed"},
 		{"database rename", func(db *v1alpha1.Database) { db.Spec.DatabaseName = "other" }, "databaseName cannot be changed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -550,7 +552,62 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 		})
 	}
 	// Growing is allowed.
-	update(t, ns, "valid", func(db *v1alpha1.Database) { db.Spec.Storage.Size = resource.MustParse("2Gi") })
+	update(t, ns, "valid", func(db *v1alpha1.Database) { db.Spec.Storage.Size = new(resource.MustParse("2Gi")) })
+}
+
+// TestShortestDatabase creates a Database with only an engine, a version
+// and a size, as the shortest examples do: its volumes get the size
+// preset's storage, which status shows, and grow when the preset grows.
+func TestShortestDatabase(t *testing.T) {
+	ns := namespace(t)
+	create(t, &v1alpha1.Database{
+		ObjectMeta: metav1.ObjectMeta{Name: "short", Namespace: ns},
+		Spec:       v1alpha1.DatabaseSpec{Engine: v1alpha1.EnginePostgres, Version: "16", Size: v1alpha1.SizeMedium},
+	})
+	sts := statefulSet(t, ns, "short")
+	if got := sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "10Gi" {
+		t.Errorf("the claim template asks for %s, want the medium preset's 10Gi", got.String())
+	}
+	eventually(t, func() error {
+		db := &v1alpha1.Database{}
+		if err := get(t, ns, "short", db); err != nil {
+			return err
+		}
+		if db.Spec.Storage.Size != nil {
+			return fmt.Errorf("spec.storage.size was set to %s", db.Spec.Storage.Size.String())
+		}
+		if db.Status.StorageSize == nil || db.Status.StorageSize.String() != "10Gi" {
+			return fmt.Errorf("status.storageSize = %v, want 10Gi", db.Status.StorageSize)
+		}
+		return nil
+	})
+	// The large preset asks for more, and the volumes follow (envtest runs
+	// no StatefulSet controller, so there are no claims to grow here;
+	// TestStorageGrowsWhenTheClassAllowsIt grows them).
+	update(t, ns, "short", func(db *v1alpha1.Database) { db.Spec.Size = v1alpha1.SizeLarge })
+	eventually(t, func() error {
+		db := &v1alpha1.Database{}
+		if err := get(t, ns, "short", db); err != nil {
+			return err
+		}
+		if db.Status.StorageSize == nil || db.Status.StorageSize.String() != "50Gi" {
+			return fmt.Errorf("status.storageSize = %v, want 50Gi", db.Status.StorageSize)
+		}
+		return nil
+	})
+	// A smaller preset never shrinks the volumes.
+	update(t, ns, "short", func(db *v1alpha1.Database) { db.Spec.Size = v1alpha1.SizeSmall })
+	eventually(t, func() error {
+		db := &v1alpha1.Database{}
+		if err := get(t, ns, "short", db); err != nil {
+			return err
+		}
+		if db.Status.ObservedGeneration != db.Generation || db.Status.StorageSize == nil || db.Status.StorageSize.String() != "10Gi" {
+			return fmt.Errorf("generation %d observed %d, status.storageSize = %v, want 10Gi, the size the volumes were created with",
+				db.Generation, db.Status.ObservedGeneration, db.Status.StorageSize)
+		}
+		return nil
+	})
 }
 
 // TestEveryListedVersionIsAdmitted keeps the CRD's version rules and the
@@ -713,8 +770,8 @@ func TestStorageGrowsWhenTheClassAllowsIt(t *testing.T) {
 	markRolledOut(t, ns, "grow", 1)
 	waitFor(t, ns, "grow", "Ready", isReady)
 
-	update(t, ns, "grow", func(db *v1alpha1.Database) { db.Spec.Storage.Size = resource.MustParse("5Gi") })
-	update(t, ns, "fixed", func(db *v1alpha1.Database) { db.Spec.Storage.Size = resource.MustParse("5Gi") })
+	update(t, ns, "grow", func(db *v1alpha1.Database) { db.Spec.Storage.Size = new(resource.MustParse("5Gi")) })
+	update(t, ns, "fixed", func(db *v1alpha1.Database) { db.Spec.Storage.Size = new(resource.MustParse("5Gi")) })
 	eventually(t, func() error {
 		pvc := &corev1.PersistentVolumeClaim{}
 		if err := get(t, ns, "data-grow-0", pvc); err != nil {

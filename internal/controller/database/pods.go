@@ -76,7 +76,7 @@ func (r *Reconciler) growVolumes(ctx context.Context, db *v1alpha1.Database) (*s
 	if err := r.Client.List(ctx, claims, client.InNamespace(db.Namespace), client.MatchingLabels(SelectorLabels(db))); err != nil {
 		return nil, fmt.Errorf("listing volume claims: %w", err)
 	}
-	want := db.Spec.Storage.Size
+	want := db.Spec.StorageSize()
 	state := &storageState{}
 	allowed := map[string]bool{}
 	for i := range claims.Items {

@@ -161,7 +161,13 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 	st.Endpoint = Endpoint(db)
 	st.ReadEndpoint = ReadEndpoint(db)
 	st.CredentialsSecret = CredentialsName(db)
+	storage := db.Spec.StorageSize()
 	if sts := obs.statefulSet; sts != nil {
+		// Volumes never shrink: a preset changed to a smaller one, or a
+		// size set below the preset's, leaves them as they are.
+		if created := templateClaimSize(sts, storage); created.Cmp(storage) > 0 {
+			storage = created
+		}
 		st.Replicas = sts.Status.Replicas
 		st.ReadyReplicas = sts.Status.ReadyReplicas
 		st.Primary = PrimaryPod(db)
@@ -170,6 +176,7 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 		}
 	}
 
+	st.StorageSize = &storage
 	if b := obs.backup; b != nil && b.Status.LastBackup != nil {
 		st.LastBackup = b.Status.LastBackup.DeepCopy()
 	}
@@ -240,7 +247,8 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 			switch {
 			case rolledOut && growing:
 				reason = ReasonExpandingStorage
-				progress = fmt.Sprintf("%d volumes growing to %s", obs.storage.growing, db.Spec.Storage.Size.String())
+				size := db.Spec.StorageSize()
+				progress = fmt.Sprintf("%d volumes growing to %s", obs.storage.growing, size.String())
 			case s.Replicas != want || (sts.Spec.Replicas != nil && *sts.Spec.Replicas != s.Replicas):
 				reason = ReasonScaling
 			default:

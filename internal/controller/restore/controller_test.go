@@ -56,7 +56,7 @@ func newDatabase(ns, name string) *v1alpha1.Database {
 		Spec: v1alpha1.DatabaseSpec{
 			Engine:  v1alpha1.EnginePostgres,
 			Version: "16",
-			Storage: v1alpha1.DatabaseStorage{Size: resource.MustParse("1Gi")},
+			Storage: v1alpha1.DatabaseStorage{Size: new(resource.MustParse("1Gi"))},
 		},
 	}
 }

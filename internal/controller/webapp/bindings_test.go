@@ -42,7 +42,7 @@ func createDatabase(t *testing.T, ns, name string) *v1alpha1.Database {
 		Spec: v1alpha1.DatabaseSpec{
 			Engine:  v1alpha1.EnginePostgres,
 			Version: "16",
-			Storage: v1alpha1.DatabaseStorage{Size: resource.MustParse("1Gi")},
+			Storage: v1alpha1.DatabaseStorage{Size: new(resource.MustParse("1Gi"))},
 		},
 	}
 	if err := k8s.Create(context.Background(), db); err != nil {
