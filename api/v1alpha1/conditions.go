@@ -69,3 +69,30 @@ const (
 	// ReasonMissingConfigKey: a WebApp uses a key its AppConfig's revision does not have.
 	ReasonMissingConfigKey = "MissingConfigKey"
 )
+
+// Reasons a WebApp, Database or Cache is Degraded when one of its pods has
+// been unable to start for longer than the operator's --stuck-pod-timeout.
+// The condition's message names the pod (and container) and carries the
+// pod's own reason and message; the object recovers by itself once its pods
+// are ready.
+const (
+	// ReasonPodsUnschedulable: the scheduler finds no node for a pod, for
+	// example "0/3 nodes are available: 3 Insufficient memory."
+	ReasonPodsUnschedulable = "PodsUnschedulable"
+	// ReasonImagePullFailing: a container's image cannot be pulled
+	// (ErrImagePull, ImagePullBackOff, InvalidImageName and the like): a
+	// wrong name or tag, a private registry without a pull Secret.
+	ReasonImagePullFailing = "ImagePullFailing"
+	// ReasonCrashLooping: a container keeps exiting and the kubelet backs off
+	// restarting it (CrashLoopBackOff); the message carries the end of its
+	// last termination message or log.
+	ReasonCrashLooping = "CrashLooping"
+	// ReasonInitFailing: an init container exits with an error, so the pod
+	// never gets to its main containers.
+	ReasonInitFailing = "InitFailing"
+	// ReasonContainerCannotStart: the kubelet cannot create or run a
+	// container (CreateContainerConfigError, CreateContainerError,
+	// RunContainerError, a failing lifecycle hook), for example because a
+	// Secret or ConfigMap it reads does not exist.
+	ReasonContainerCannotStart = "ContainerCannotStart"
+)
