@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package stuckpods tells from pods' own status that they cannot start:
 // unschedulable, an image that cannot be pulled, a crash loop, a failing
 // init container, a container the kubelet cannot create. The WebApp,
