@@ -59,7 +59,8 @@ type WebAppSpec struct {
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
 	// HealthCheck turns an HTTP path into the container's readiness and
-	// liveness probes. Without it the pods have no probes.
+	// liveness probes. Without it a pod is ready once its port accepts
+	// connections, and it has no liveness probe.
 	// +optional
 	HealthCheck *HealthCheck `json:"healthCheck,omitempty"`
 

@@ -45,6 +45,12 @@ const (
 	servicePort = 80
 	// defaultReplicas is used when spec.replicas is unset.
 	defaultReplicas = 1
+	// drainSeconds is how long a pod that is being stopped keeps serving
+	// before its server gets SIGTERM: the time Service endpoints and every
+	// node's proxy rules take to stop sending it new connections. Without
+	// it a rollout or scale-down drops the requests that still reach a
+	// pod whose server has already exited.
+	drainSeconds = 5
 )
 
 // SelectorLabels select a WebApp's pods. They never change for the life of
@@ -101,7 +107,9 @@ func podTemplate(app *v1alpha1.WebApp, b Bindings) *corev1ac.PodTemplateSpecAppl
 		WithName(containerName).
 		WithImage(app.Spec.Image).
 		WithPorts(corev1ac.ContainerPort().WithName(portName).WithContainerPort(app.Spec.Port).WithProtocol(corev1.ProtocolTCP)).
-		WithSecurityContext(containerSecurityContext(app.Spec.SecurityContext))
+		WithSecurityContext(containerSecurityContext(app.Spec.SecurityContext)).
+		WithLifecycle(corev1ac.Lifecycle().WithPreStop(corev1ac.LifecycleHandler().
+			WithSleep(corev1ac.SleepAction().WithSeconds(drainSeconds))))
 	for i := range app.Spec.Env {
 		container.WithEnv(apply.Convert[corev1ac.EnvVarApplyConfiguration](&app.Spec.Env[i]))
 	}
@@ -115,6 +123,12 @@ func podTemplate(app *v1alpha1.WebApp, b Bindings) *corev1ac.PodTemplateSpecAppl
 	}
 	if hc := app.Spec.HealthCheck; hc != nil {
 		container.WithReadinessProbe(probe(hc, 0)).WithLivenessProbe(probe(hc, hc.InitialDelaySeconds))
+	} else {
+		// A pod gets traffic once its server accepts connections, not
+		// as soon as its container has started.
+		container.WithReadinessProbe(corev1ac.Probe().
+			WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(portName))).
+			WithPeriodSeconds(5))
 	}
 	pod := corev1ac.PodSpec().
 		WithContainers(container).

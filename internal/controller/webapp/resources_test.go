@@ -55,8 +55,13 @@ func TestDeployment(t *testing.T) {
 				if *c.Image != "shop:1" || *c.Ports[0].ContainerPort != 8080 || *c.Ports[0].Name != "http" {
 					t.Errorf("container = %+v", c)
 				}
-				if c.ReadinessProbe != nil || c.LivenessProbe != nil {
-					t.Errorf("probes set without a health check")
+				if c.LivenessProbe != nil || c.ReadinessProbe == nil || c.ReadinessProbe.TCPSocket == nil ||
+					c.ReadinessProbe.TCPSocket.Port.StrVal != "http" {
+					t.Errorf("without a health check: readiness %+v, liveness %+v; want a TCP readiness probe on http and no liveness probe",
+						c.ReadinessProbe, c.LivenessProbe)
+				}
+				if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil || *c.Lifecycle.PreStop.Sleep.Seconds != drainSeconds {
+					t.Errorf("lifecycle = %+v, want a preStop sleep of %ds so that the pod serves while its endpoints go", c.Lifecycle, drainSeconds)
 				}
 				if *c.SecurityContext.AllowPrivilegeEscalation {
 					t.Errorf("privilege escalation allowed by default")
