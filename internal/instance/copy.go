@@ -94,6 +94,9 @@ func CopyBinaryContainer(image, volume string, security *corev1ac.SecurityContex
 		WithImage(image).
 		WithArgs("copy-binary", copyDir+"/steward").
 		WithSecurityContext(security).
+		// Its error, printed to stderr, becomes the termination message
+		// that a Database's Degraded condition shows when it fails.
+		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
 		WithResources(corev1ac.ResourceRequirements().
 			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}).
 			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")})).

@@ -51,6 +51,7 @@ import (
 	"github.com/steward-dev/steward/internal/controller/webapp"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
+	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // Options configure the manager. cmd/steward sets them from flags.
@@ -101,6 +102,11 @@ type Options struct {
 	// finish on shutdown.
 	GracefulShutdownTimeout time.Duration
 
+	// StuckPodTimeout is how long a pod of a WebApp, Database or Cache may
+	// be unable to start (unschedulable, image not pulled, crash loop)
+	// before its owner turns Degraded. Zero means two minutes.
+	StuckPodTimeout time.Duration
+
 	// Webhook configures the admission webhooks; off in DefaultOptions.
 	Webhook WebhookOptions
 }
@@ -125,6 +131,7 @@ func DefaultOptions() Options {
 		AppStackConcurrency:     4,
 		InstanceImage:           DefaultInstanceImage,
 		GracefulShutdownTimeout: 30 * time.Second,
+		StuckPodTimeout:         stuckpods.DefaultTimeout,
 	}
 }
 
@@ -160,7 +167,7 @@ func managedKinds() []client.Object {
 		&corev1.ConfigMap{},
 		&corev1.Secret{},
 		&corev1.PersistentVolumeClaim{},
-		&corev1.Pod{}, // database roles, a Cache's status.nodes, backup and restore results
+		&corev1.Pod{}, // database roles, a Cache's status.nodes, backup and restore results, pods that cannot start
 		&batchv1.Job{},
 		&batchv1.CronJob{},
 	}
@@ -223,18 +230,20 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 
 	err = (&webapp.Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("steward"),
+		Client:          mgr.GetClient(),
+		APIReader:       mgr.GetAPIReader(),
+		Recorder:        mgr.GetEventRecorder("steward"),
+		StuckPodTimeout: opts.StuckPodTimeout,
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.WebAppConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the WebApp controller: %w", err)
 	}
 	err = (&database.Reconciler{
-		Client:        mgr.GetClient(),
-		APIReader:     mgr.GetAPIReader(),
-		Recorder:      mgr.GetEventRecorder("steward"),
-		InstanceImage: opts.InstanceImage,
+		Client:          mgr.GetClient(),
+		APIReader:       mgr.GetAPIReader(),
+		Recorder:        mgr.GetEventRecorder("steward"),
+		InstanceImage:   opts.InstanceImage,
+		StuckPodTimeout: opts.StuckPodTimeout,
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.DatabaseConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the Database controller: %w", err)
@@ -258,9 +267,10 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("setting up the Restore controller: %w", err)
 	}
 	err = (&cachecontroller.Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("steward"),
+		Client:          mgr.GetClient(),
+		APIReader:       mgr.GetAPIReader(),
+		Recorder:        mgr.GetEventRecorder("steward"),
+		StuckPodTimeout: opts.StuckPodTimeout,
 	}).SetupWithManager(mgr, controller.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the Cache controller: %w", err)

@@ -48,6 +48,24 @@ import (
 // progress deadline (ten minutes).
 const DefaultTimeout = 2 * time.Minute
 
+// OrDefault is timeout, or DefaultTimeout when timeout is not positive.
+func OrDefault(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return DefaultTimeout
+	}
+	return timeout
+}
+
+// IsReason reports whether reason is one of those Find returns.
+func IsReason(reason string) bool {
+	switch reason {
+	case v1alpha1.ReasonPodsUnschedulable, v1alpha1.ReasonImagePullFailing, v1alpha1.ReasonCrashLooping,
+		v1alpha1.ReasonInitFailing, v1alpha1.ReasonContainerCannotStart:
+		return true
+	}
+	return false
+}
+
 // recheckMargin is added to the time a problem still has to last, so that
 // the look after the requeue is not a moment too early.
 const recheckMargin = time.Second

@@ -45,6 +45,7 @@ import (
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/priority"
+	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // ReasonNameConflict is the reason when a child's name is taken by an object Steward does not manage.
@@ -68,6 +69,9 @@ type Reconciler struct {
 	APIReader client.Reader
 	// Recorder emits events on state transitions.
 	Recorder events.EventRecorder
+	// StuckPodTimeout is how long a pod may be unable to start before the
+	// Cache is Degraded; zero means stuckpods.DefaultTimeout.
+	StuckPodTimeout time.Duration
 }
 
 // +kubebuilder:rbac:groups=steward.dev,resources=caches,verbs=get;list;watch
@@ -91,8 +95,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	obs, err := r.reconcileChildren(ctx, c)
-	if err == nil && obs.problem == nil && Engine(c) == v1alpha1.EngineMemcached {
-		obs.nodes, err = r.listNodes(ctx, c)
+	if err == nil && obs.problem == nil {
+		err = r.observePods(ctx, c, &obs)
 	}
 	if err != nil {
 		// Retried with backoff; meanwhile the status says what fails.
@@ -110,7 +114,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if obs.problem != nil {
 		return ctrl.Result{RequeueAfter: retryUserError}, nil
 	}
-	return ctrl.Result{}, nil
+	// A pod that cannot start yet is looked at again when it reaches the
+	// stuck pod timeout: the passing of time sends no event.
+	return ctrl.Result{RequeueAfter: obs.recheck}, nil
 }
 
 // child pairs the desired state of one child with its live object.
@@ -204,13 +210,26 @@ func replicasOf(obj client.Object) *int32 {
 	return nil
 }
 
-// listNodes returns the names of the Cache's pods that are not terminating
-// or finished, sorted.
-func (r *Reconciler) listNodes(ctx context.Context, c *v1alpha1.Cache) ([]string, error) {
+// observePods lists the Cache's pods: a memcached Cache's nodes are their
+// names, and a pod of either engine that has been unable to start for the
+// stuck pod timeout makes the Cache Degraded.
+func (r *Reconciler) observePods(ctx context.Context, c *v1alpha1.Cache, obs *observed) error {
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace), client.MatchingLabels(SelectorLabels(c))); err != nil {
-		return nil, fmt.Errorf("listing the pods of Cache %s: %w", c.Name, err)
+		return fmt.Errorf("listing the pods of Cache %s: %w", c.Name, err)
 	}
+	if Engine(c) == v1alpha1.EngineMemcached {
+		obs.nodes = nodes(pods)
+	}
+	if obs.workload != nil {
+		obs.stuck, obs.recheck = stuckpods.Find(pods.Items, stuckpods.OrDefault(r.StuckPodTimeout), time.Now())
+	}
+	return nil
+}
+
+// nodes returns the names of the pods that are not terminating or
+// finished, sorted.
+func nodes(pods *corev1.PodList) []string {
 	var nodes []string
 	for i := range pods.Items {
 		p := &pods.Items[i]
@@ -220,7 +239,7 @@ func (r *Reconciler) listNodes(ctx context.Context, c *v1alpha1.Cache) ([]string
 		nodes = append(nodes, p.Name)
 	}
 	slices.Sort(nodes)
-	return nodes, nil
+	return nodes
 }
 
 // writeStatus patches the status subresource, and only when it changed.
@@ -247,7 +266,8 @@ func podToCache(_ context.Context, pod client.Object) []reconcile.Request {
 }
 
 // SetupWithManager registers the reconciler, watching Caches, the children
-// they own and their pods, and the steward_caches{phase} metric.
+// they own and their pods (for status.nodes and pods that cannot start),
+// and the steward_caches{phase} metric.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
 	err := metrics.RegisterListPhases(reader, func() client.ObjectList { return &v1alpha1.CacheList{} },

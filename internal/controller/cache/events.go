@@ -22,6 +22,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/metrics"
+	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // Event reasons. Events are emitted on state transitions only.
@@ -43,6 +44,9 @@ func (r *Reconciler) announce(c *v1alpha1.Cache, obs observed, next *v1alpha1.Ca
 			"Scaled from %d to %d nodes", *from, DesiredReplicas(c))
 	}
 	if prev.Phase == next.Phase {
+		if next.Phase == v1alpha1.CacheDegraded {
+			r.announceStuckPods(c, next)
+		}
 		return
 	}
 	ready := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionReady)
@@ -61,4 +65,16 @@ func (r *Reconciler) announce(c *v1alpha1.Cache, obs observed, next *v1alpha1.Ca
 			r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, EventRollingOut, "Deploy", "%s", ready.Message)
 		}
 	}
+}
+
+// announceStuckPods emits a Warning event when a Cache that is Degraded
+// already is found to have a pod that cannot start, or a different such
+// cause: the phase does not change, the reason does.
+func (r *Reconciler) announceStuckPods(c *v1alpha1.Cache, next *v1alpha1.CacheStatus) {
+	prev := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionDegraded)
+	degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
+	if degraded == nil || !stuckpods.IsReason(degraded.Reason) || (prev != nil && prev.Reason == degraded.Reason) {
+		return
+	}
+	r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, degraded.Reason, "Deploy", "%s", degraded.Message)
 }

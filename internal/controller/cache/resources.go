@@ -389,6 +389,10 @@ func baseContainer(c *v1alpha1.Cache, port int32) *corev1ac.ContainerApplyConfig
 		WithImage(Image(c)).
 		WithPorts(corev1ac.ContainerPort().WithName(portName).WithContainerPort(port).WithProtocol(corev1.ProtocolTCP)).
 		WithResources(resources(c)).
+		// A server that refuses its configuration at start says why in
+		// its log; its last lines become the termination message, which
+		// the Cache's Degraded condition shows.
+		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
 		WithSecurityContext(corev1ac.SecurityContext().
 			WithAllowPrivilegeEscalation(false).
 			WithReadOnlyRootFilesystem(true).

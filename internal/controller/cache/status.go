@@ -18,6 +18,7 @@ package cache
 
 import (
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,7 @@ import (
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // observed is what a reconcile saw of a Cache's children.
@@ -39,6 +41,11 @@ type observed struct {
 	// scaledFrom is the workload's replica count before this reconcile
 	// changed it, or nil when it did not.
 	scaledFrom *int32
+	// stuck is a pod that has been unable to start for the stuck pod
+	// timeout, or nil.
+	stuck *stuckpods.Problem
+	// recheck is when a pod that cannot start reaches that timeout, or 0.
+	recheck time.Duration
 }
 
 // problem is a condition reason and message for something the user must fix
@@ -130,6 +137,15 @@ func computeStatus(c *v1alpha1.Cache, obs observed) v1alpha1.CacheStatus {
 		return st
 	}
 	st.Replicas, st.ReadyReplicas = w.replicas, w.ready
+	rolledOut := w.current && w.updated == w.want && w.replicas == w.want
+	available := rolledOut && w.ready >= w.want && w.available >= w.want
+
+	// A pod that cannot start says more than the workload's deadline.
+	if p := obs.stuck; p != nil && !available {
+		st.Phase = v1alpha1.CacheDegraded
+		setConditions(&st, gen, isFalse(p.Reason, p.Message), isFalse(p.Reason, p.Message), isTrue(p.Reason, p.Message))
+		return st
+	}
 
 	if w.failure != "" {
 		msg := fmt.Sprintf("%s %s: %s", w.kind, w.name, w.failure)
@@ -138,9 +154,8 @@ func computeStatus(c *v1alpha1.Cache, obs observed) v1alpha1.CacheStatus {
 		return st
 	}
 
-	rolledOut := w.current && w.updated == w.want && w.replicas == w.want
 	switch {
-	case rolledOut && w.ready >= w.want && w.available >= w.want:
+	case available:
 		st.Phase = v1alpha1.CacheRunning
 		setConditions(&st, gen,
 			isTrue(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d nodes ready", w.ready, w.want)),

@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // statefulSet is a three-node StatefulSet's status.
@@ -45,6 +46,11 @@ func TestComputeStatus(t *testing.T) {
 		c.Status.Phase = v1alpha1.CacheRunning
 		setConditions(&c.Status, 1, isTrue(v1alpha1.ReasonAvailable, ""), isFalse(v1alpha1.ReasonRolloutComplete, ""), isFalse(v1alpha1.ReasonHealthy, ""))
 	}
+	imagePull := &stuckpods.Problem{Reason: v1alpha1.ReasonImagePullFailing, Message: `pod store-0 container redis: ImagePullBackOff: Back-off pulling image "redis:nope"`}
+	stuck := func(c *v1alpha1.Cache) {
+		c.Status.Phase = v1alpha1.CacheDegraded
+		setConditions(&c.Status, 1, isFalse(imagePull.Reason, imagePull.Message), isFalse(imagePull.Reason, imagePull.Message), isTrue(imagePull.Reason, imagePull.Message))
+	}
 	tests := []struct {
 		name   string
 		cache  *v1alpha1.Cache
@@ -60,6 +66,14 @@ func TestComputeStatus(t *testing.T) {
 		{"rolling out after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 1, 3)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
 		{"scaling up after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(2, 2, 2)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
 		{"problem", newCache(v1alpha1.EngineRedis, running), observed{problem: &problem{ReasonNameConflict, "taken"}}, v1alpha1.CacheDegraded, metav1.ConditionFalse, ReasonNameConflict},
+		{"a pod cannot start in the first rollout", newCache(v1alpha1.EngineRedis), observed{workload: statefulSet(1, 1, 0), stuck: imagePull},
+			v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonImagePullFailing},
+		{"a pod cannot start after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 3, 2), stuck: imagePull},
+			v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonImagePullFailing},
+		{"a pod that cannot start is ignored while every node is ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 3, 3), stuck: imagePull},
+			v1alpha1.CacheRunning, metav1.ConditionTrue, v1alpha1.ReasonAvailable},
+		{"recovers once its pods start", newCache(v1alpha1.EngineRedis, stuck), observed{workload: statefulSet(3, 3, 3)},
+			v1alpha1.CacheRunning, metav1.ConditionTrue, v1alpha1.ReasonAvailable},
 		{"memcached stalled", newCache(v1alpha1.EngineMemcached), observed{workload: fromDeployment(&appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Name: "sessions", Generation: 1},
 			Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Conditions: []appsv1.DeploymentCondition{
@@ -92,5 +106,18 @@ func TestStatusNodesOnlyForMemcached(t *testing.T) {
 	st := computeStatus(newCache(v1alpha1.EngineMemcached), observed{})
 	if st.Endpoint != "sessions.prod.svc:11211" || st.Selector != "steward.dev/cache=sessions" || st.Version != "1.6" {
 		t.Errorf("status = %+v", st)
+	}
+}
+
+func TestComputeStatusCarriesThePodsMessage(t *testing.T) {
+	p := &stuckpods.Problem{Reason: v1alpha1.ReasonCrashLooping, Message: "pod store-0 container redis: CrashLoopBackOff: Bad directive or wrong number of arguments (exit code 1)"}
+	st := computeStatus(newCache(v1alpha1.EngineRedis), observed{workload: statefulSet(1, 1, 0), stuck: p})
+	for _, typ := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionDegraded} {
+		if c := meta.FindStatusCondition(st.Conditions, typ); c.Reason != p.Reason || c.Message != p.Message {
+			t.Errorf("%s = %s: %q, want %s: %q", typ, c.Reason, c.Message, p.Reason, p.Message)
+		}
+	}
+	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded); c.Status != metav1.ConditionTrue {
+		t.Errorf("Degraded = %s", c.Status)
 	}
 }

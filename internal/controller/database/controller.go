@@ -48,6 +48,7 @@ import (
 	"github.com/steward-dev/steward/internal/engine"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/priority"
+	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // Finalizer holds a deleted Database until its deletion policy is carried
@@ -76,6 +77,9 @@ type Reconciler struct {
 	// InstanceImage is Steward's own image; its binary is copied into every
 	// database pod to run the instance manager.
 	InstanceImage string
+	// StuckPodTimeout is how long an instance's pod may be unable to start
+	// before the Database is Degraded; zero means stuckpods.DefaultTimeout.
+	StuckPodTimeout time.Duration
 
 	// labelled remembers the role labels patched onto pods until the cache
 	// shows them, keyed by pod UID and role.
@@ -128,7 +132,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if obs.problem != nil {
 		return ctrl.Result{RequeueAfter: retryUserError}, nil
 	}
-	return ctrl.Result{}, nil
+	// A pod that cannot start yet is looked at again when it reaches the
+	// stuck pod timeout: the passing of time sends no event.
+	return ctrl.Result{RequeueAfter: obs.recheck}, nil
 }
 
 // reconcileChildren applies every child in order: credentials first (the
@@ -189,9 +195,14 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 	}
 	obs.statefulSet = sts
 
-	if err := r.labelRoles(ctx, db); err != nil {
+	pods, err := r.instancePods(ctx, db)
+	if err != nil {
 		return obs, err
 	}
+	if err := r.labelRoles(ctx, db, pods); err != nil {
+		return obs, err
+	}
+	obs.stuck, obs.recheck = stuckpods.Find(pods, stuckpods.OrDefault(r.StuckPodTimeout), time.Now())
 	obs.storage, err = r.growVolumes(ctx, db)
 	if err != nil {
 		return obs, err

@@ -39,15 +39,37 @@ func roleOf(db *v1alpha1.Database, pod string) engine.Role {
 	return engine.RoleReplica
 }
 
+// instancePods lists the pods of the Database's instances: those of its
+// StatefulSet, <name>-<ordinal>.
+func (r *Reconciler) instancePods(ctx context.Context, db *v1alpha1.Database) ([]corev1.Pod, error) {
+	list := &corev1.PodList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(db.Namespace), client.MatchingLabels(SelectorLabels(db))); err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	pods := list.Items[:0]
+	for _, pod := range list.Items {
+		if isInstancePod(db, pod.Name) {
+			pods = append(pods, pod)
+		}
+	}
+	return pods, nil
+}
+
+// isInstancePod reports whether a pod name is <name>-<ordinal>.
+func isInstancePod(db *v1alpha1.Database, pod string) bool {
+	ordinal, ok := strings.CutPrefix(pod, db.Name+"-")
+	if !ok {
+		return false
+	}
+	_, err := strconv.ParseUint(ordinal, 10, 32)
+	return err == nil
+}
+
 // labelRoles puts the steward.dev/role label on every pod of the Database,
 // which the read-write and read-only Services select on.
-func (r *Reconciler) labelRoles(ctx context.Context, db *v1alpha1.Database) error {
-	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(db.Namespace), client.MatchingLabels(SelectorLabels(db))); err != nil {
-		return fmt.Errorf("listing pods: %w", err)
-	}
-	for i := range pods.Items {
-		pod := &pods.Items[i]
+func (r *Reconciler) labelRoles(ctx context.Context, db *v1alpha1.Database, pods []corev1.Pod) error {
+	for i := range pods {
+		pod := &pods[i]
 		role := string(roleOf(db, pod.Name))
 		key := string(pod.UID) + "/" + role
 		if pod.Labels[LabelRole] == role {
@@ -126,12 +148,8 @@ func (r *Reconciler) growVolumes(ctx context.Context, db *v1alpha1.Database) (*s
 // isInstanceClaim reports whether a claim is the data volume of one of the
 // Database's instances: data-<name>-<ordinal>.
 func isInstanceClaim(db *v1alpha1.Database, claim string) bool {
-	ordinal, ok := strings.CutPrefix(claim, dataVolume+"-"+db.Name+"-")
-	if !ok {
-		return false
-	}
-	_, err := strconv.ParseUint(ordinal, 10, 32)
-	return err == nil
+	pod, ok := strings.CutPrefix(claim, dataVolume+"-")
+	return ok && isInstancePod(db, pod)
 }
 
 // expansionAllowed reads the storage class; classes are read rarely, only

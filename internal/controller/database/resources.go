@@ -427,6 +427,11 @@ func podTemplate(db *v1alpha1.Database, eng engine.Engine, instanceImage string,
 		WithStartupProbe(probe("/healthz", 10, 8640)).
 		WithLivenessProbe(probe("/healthz", 10, 6)).
 		WithReadinessProbe(probe("/readyz", 5, 3)).
+		// A server that refuses a setting at start (PostgreSQL's "FATAL:
+		// invalid value for parameter") says so in its log, not in a
+		// termination message file: the log's last lines become the
+		// termination message, which the Degraded condition shows.
+		WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
 		WithSecurityContext(noEscalation).
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName(dataVolume).WithMountPath(plan.mount),

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +31,7 @@ import (
 	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/engine"
 	"github.com/steward-dev/steward/internal/metrics"
+	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // Condition types and reasons of Databases, beside the shared ones.
@@ -91,6 +93,11 @@ type observed struct {
 	bootstrap *bootstrapState
 	// backup is the Backup that spec.backup asks for, nil when none exists.
 	backup *v1alpha1.Backup
+	// stuck is an instance's pod that has been unable to start for the
+	// stuck pod timeout, or nil.
+	stuck *stuckpods.Problem
+	// recheck is when a pod that cannot start reaches that timeout, or 0.
+	recheck time.Duration
 }
 
 // bootstrapState is the restore of spec.bootstrap.fromBackup.
@@ -230,6 +237,14 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 			conditions.True(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d instances ready", s.ReadyReplicas, want)),
 			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
 			conditions.False(v1alpha1.ReasonHealthy, ""))
+	case obs.stuck != nil:
+		// A pod that cannot start says more than "0 of 1 ready".
+		p := obs.stuck
+		st.Phase = v1alpha1.DatabaseDegraded
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(p.Reason, p.Message),
+			conditions.False(p.Reason, p.Message),
+			conditions.True(p.Reason, p.Message))
 	case rolledOut && s.ReadyReplicas < want && everReady(db):
 		// Every instance runs the current spec, yet some are not ready:
 		// they crashed or fail their probes.
@@ -333,6 +348,9 @@ const (
 func (r *Reconciler) announce(db *v1alpha1.Database, next *v1alpha1.DatabaseStatus) {
 	prev := &db.Status
 	if prev.Phase == next.Phase {
+		if next.Phase == v1alpha1.DatabaseDegraded {
+			r.announceStuckPods(db, next)
+		}
 		return
 	}
 	ready := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionReady)
@@ -349,4 +367,16 @@ func (r *Reconciler) announce(db *v1alpha1.Database, next *v1alpha1.DatabaseStat
 	case v1alpha1.DatabaseUpdating:
 		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, ready.Reason, "Deploy", "%s", ready.Message)
 	}
+}
+
+// announceStuckPods emits a Warning event when a Database that is Degraded
+// already is found to have a pod that cannot start, or a different such
+// cause: the phase does not change, the reason does.
+func (r *Reconciler) announceStuckPods(db *v1alpha1.Database, next *v1alpha1.DatabaseStatus) {
+	prev := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionDegraded)
+	degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
+	if degraded == nil || !stuckpods.IsReason(degraded.Reason) || (prev != nil && prev.Reason == degraded.Reason) {
+		return
+	}
+	r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, degraded.Reason, "Deploy", "%s", degraded.Message)
 }

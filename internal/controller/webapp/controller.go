@@ -42,12 +42,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
 	appconfigctl "github.com/steward-dev/steward/internal/controller/appconfig"
+	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/priority"
+	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // ReasonNameConflict is the reason when a child's name is taken by an object Steward does not manage.
@@ -84,6 +87,9 @@ type Reconciler struct {
 	APIReader client.Reader
 	// Recorder emits events on state transitions.
 	Recorder events.EventRecorder
+	// StuckPodTimeout is how long a pod may be unable to start before the
+	// WebApp is Degraded; zero means stuckpods.DefaultTimeout.
+	StuckPodTimeout time.Duration
 }
 
 // +kubebuilder:rbac:groups=steward.dev,resources=webapps,verbs=get;list;watch
@@ -96,6 +102,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=steward.dev,resources=databases;caches;appconfigs,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one WebApp's children in line with its spec, then writes
@@ -135,6 +142,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	status := computeStatus(app, obs)
 	if wait := settleDelay(app, status, time.Now()); wait > 0 {
+		if obs.recheck > 0 {
+			wait = min(wait, obs.recheck)
+		}
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	r.announce(app, &status)
@@ -191,9 +201,10 @@ func settleDelay(app *v1alpha1.WebApp, next v1alpha1.WebAppStatus, now time.Time
 }
 
 // retryDelay is when to look again without a watch event: after a problem
-// only the user can fix, and while waiting for an object, with a delay that
-// grows with the wait. Pull Secrets are not watched; a bound Database or
-// Cache is, and the delay only backs its watch up.
+// only the user can fix, while waiting for an object, with a delay that
+// grows with the wait, and when a pod that cannot start reaches the stuck
+// pod timeout. Pull Secrets are not watched; a bound Database or Cache is,
+// and the delay only backs its watch up.
 func retryDelay(obs observed, status v1alpha1.WebAppStatus, now time.Time) time.Duration {
 	switch {
 	case obs.problem != nil:
@@ -205,7 +216,7 @@ func retryDelay(obs observed, status v1alpha1.WebAppStatus, now time.Time) time.
 		}
 		return min(max(since, minWaitRetry), maxWaitRetry)
 	}
-	return 0
+	return obs.recheck
 }
 
 // child pairs the desired state of one child with its live object.
@@ -252,11 +263,35 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp
 	obs := observed{}
 	if dep.UID != "" {
 		obs.deployment = dep
+		var err error
+		if obs.stuck, obs.recheck, err = r.findStuckPods(ctx, app); err != nil {
+			return observed{}, err
+		}
 	}
 	if hpa.UID != "" && app.Spec.Autoscaling != nil {
 		obs.hpa = hpa
 	}
 	return obs, nil
+}
+
+// findStuckPods looks for a pod of the WebApp that has been unable to
+// start for the stuck pod timeout; see stuckpods.Find.
+func (r *Reconciler) findStuckPods(ctx context.Context, app *v1alpha1.WebApp) (*stuckpods.Problem, time.Duration, error) {
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(app.Namespace), client.MatchingLabels(SelectorLabels(app))); err != nil {
+		return nil, 0, fmt.Errorf("listing the pods of WebApp %s: %w", app.Name, err)
+	}
+	p, recheck := stuckpods.Find(pods.Items, stuckpods.OrDefault(r.StuckPodTimeout), time.Now())
+	return p, recheck, nil
+}
+
+// podToWebApp maps a pod to the WebApp it belongs to, by its label.
+func podToWebApp(_ context.Context, pod client.Object) []reconcile.Request {
+	name, ok := pod.GetLabels()[labels.WebApp]
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}}}
 }
 
 // writeStatus patches the status subresource, and only when it changed.
@@ -273,8 +308,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, app *v1alpha1.WebApp, stat
 	return nil
 }
 
-// SetupWithManager registers the reconciler, watching WebApps and the
-// children they own, and the steward_webapps{phase} metric.
+// SetupWithManager registers the reconciler, watching WebApps, the children
+// they own and the status of their pods, and the steward_webapps{phase}
+// metric.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
 	err := metrics.RegisterListPhases(reader, func() client.ObjectList { return &v1alpha1.WebAppList{} },
@@ -301,6 +337,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Owns(&networkingv1.Ingress{}).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToWebApp),
+			builder.WithPredicates(stuckpods.StatusChanged())).
 		WithOptions(opts).
 		Complete(r)
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/metrics"
+	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // Event reasons. Events are emitted on state transitions only.
@@ -43,6 +44,9 @@ func (r *Reconciler) announce(app *v1alpha1.WebApp, next *v1alpha1.WebAppStatus)
 			"Scaled from %d to %d replicas", prev.DesiredReplicas, next.DesiredReplicas)
 	}
 	if prev.Phase == next.Phase {
+		if next.Phase == v1alpha1.WebAppDegraded {
+			r.announceStuckPods(app, next)
+		}
 		return
 	}
 	ready := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionReady)
@@ -69,4 +73,16 @@ func (r *Reconciler) announce(app *v1alpha1.WebApp, next *v1alpha1.WebAppStatus)
 			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, EventRollingOut, "Deploy", "%s", ready.Message)
 		}
 	}
+}
+
+// announceStuckPods emits a Warning event when a WebApp that is Degraded
+// already is found to have a pod that cannot start, or a different such
+// cause: the phase does not change, the reason does.
+func (r *Reconciler) announceStuckPods(app *v1alpha1.WebApp, next *v1alpha1.WebAppStatus) {
+	prev := meta.FindStatusCondition(app.Status.Conditions, v1alpha1.ConditionDegraded)
+	degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
+	if degraded == nil || !stuckpods.IsReason(degraded.Reason) || (prev != nil && prev.Reason == degraded.Reason) {
+		return
+	}
+	r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, degraded.Reason, "Deploy", "%s", degraded.Message)
 }

@@ -18,6 +18,7 @@ package webapp
 
 import (
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // Reasons a Deployment gives in its conditions that Steward passes on.
@@ -45,6 +47,11 @@ type observed struct {
 	problem *problem
 	// waiting is an object the WebApp needs that does not exist yet, or nil.
 	waiting *problem
+	// stuck is a pod that has been unable to start for the stuck pod
+	// timeout, or nil.
+	stuck *stuckpods.Problem
+	// recheck is when a pod that cannot start reaches that timeout, or 0.
+	recheck time.Duration
 }
 
 // problem is a condition reason and message for something the user must fix.
@@ -101,6 +108,20 @@ func computeStatus(app *v1alpha1.WebApp, obs observed) v1alpha1.WebAppStatus {
 		want = *dep.Spec.Replicas
 	}
 
+	s := dep.Status
+	rolledOut := s.ObservedGeneration >= dep.Generation && s.UpdatedReplicas == want && s.Replicas == want
+	available := rolledOut && s.AvailableReplicas >= want && s.ReadyReplicas >= want
+
+	// A pod that cannot start says more than the Deployment's deadline.
+	if p := obs.stuck; p != nil && !available {
+		st.Phase = v1alpha1.WebAppDegraded
+		setConditions(&st, gen,
+			isFalse(p.Reason, p.Message),
+			isFalse(p.Reason, p.Message),
+			isTrue(p.Reason, p.Message))
+		return st
+	}
+
 	if c := failedDeploymentCondition(dep); c != nil {
 		msg := fmt.Sprintf("Deployment %s: %s", dep.Name, c.Message)
 		st.Phase = v1alpha1.WebAppDegraded
@@ -111,11 +132,9 @@ func computeStatus(app *v1alpha1.WebApp, obs observed) v1alpha1.WebAppStatus {
 		return st
 	}
 
-	s := dep.Status
-	rolledOut := s.ObservedGeneration >= dep.Generation && s.UpdatedReplicas == want && s.Replicas == want
 	progress := fmt.Sprintf("%d of %d pods updated, %d ready", s.UpdatedReplicas, want, s.ReadyReplicas)
 	switch {
-	case rolledOut && s.AvailableReplicas >= want && s.ReadyReplicas >= want:
+	case available:
 		st.Phase = v1alpha1.WebAppRunning
 		setConditions(&st, gen,
 			isTrue(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d pods ready", s.ReadyReplicas, want)),

@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 func deployment(spec, observedGen, gen int64, replicas, updated, ready, available int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
@@ -44,6 +45,24 @@ func readyBefore(a *v1alpha1.WebApp) {
 	a.Status.Phase = v1alpha1.WebAppRunning
 	a.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonAvailable}}
 }
+
+// stuckBefore makes a WebApp Degraded by a pod that could not start.
+func stuckBefore(a *v1alpha1.WebApp) {
+	a.Status.Phase = v1alpha1.WebAppDegraded
+	a.Status.Conditions = []metav1.Condition{
+		{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonCrashLooping},
+		{Type: v1alpha1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonCrashLooping},
+	}
+}
+
+var (
+	crashLooping = &stuckpods.Problem{
+		Reason: v1alpha1.ReasonCrashLooping, Message: "pod shop-5d9f-abc container app: CrashLoopBackOff: panic: no config (exit code 2)",
+	}
+	unschedulable = &stuckpods.Problem{
+		Reason: v1alpha1.ReasonPodsUnschedulable, Message: "pod shop-5d9f-abc: Unschedulable: 0/1 nodes are available: 1 Insufficient memory.",
+	}
+)
 
 func TestComputeStatus(t *testing.T) {
 	progressDeadline := appsv1.DeploymentCondition{
@@ -139,6 +158,30 @@ func TestComputeStatus(t *testing.T) {
 			app:   newApp(),
 			obs:   observed{waiting: &problem{reason: v1alpha1.ReasonWaitingForPullSecret, message: "Waiting for image pull Secret registry to exist"}},
 			phase: v1alpha1.WebAppPending, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonWaitingForPullSecret,
+			degraded: metav1.ConditionFalse, observedGen: 1, desired: 1,
+		},
+		{
+			name: "a pod cannot start during the first rollout", app: newApp(),
+			obs:   observed{deployment: deployment(1, 1, 1, 1, 1, 0, 0), stuck: crashLooping},
+			phase: v1alpha1.WebAppDegraded, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonCrashLooping,
+			degraded: metav1.ConditionTrue, observedGen: 1, desired: 1,
+		},
+		{
+			name: "a pod that cannot start says more than the progress deadline", app: newApp(readyBefore),
+			obs:   observed{deployment: deployment(1, 2, 2, 2, 1, 1, 1, progressDeadline), stuck: unschedulable},
+			phase: v1alpha1.WebAppDegraded, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonPodsUnschedulable,
+			degraded: metav1.ConditionTrue, observedGen: 1, desired: 1,
+		},
+		{
+			name: "a pod that cannot start is ignored while every pod wanted is available", app: newApp(readyBefore),
+			obs:   observed{deployment: deployment(1, 1, 1, 1, 1, 1, 1, rolloutDone), stuck: unschedulable},
+			phase: v1alpha1.WebAppRunning, ready: metav1.ConditionTrue, reason: v1alpha1.ReasonAvailable,
+			degraded: metav1.ConditionFalse, observedGen: 1, desired: 1,
+		},
+		{
+			name: "recovers once its pods start", app: newApp(stuckBefore),
+			obs:   observed{deployment: deployment(1, 1, 1, 1, 1, 1, 1, rolloutDone)},
+			phase: v1alpha1.WebAppRunning, ready: metav1.ConditionTrue, reason: v1alpha1.ReasonAvailable,
 			degraded: metav1.ConditionFalse, observedGen: 1, desired: 1,
 		},
 		{
@@ -241,9 +284,63 @@ func TestRetryDelay(t *testing.T) {
 		{w, waitingSince(0), minWaitRetry},
 		{w, waitingSince(40 * time.Second), 40 * time.Second},
 		{w, waitingSince(time.Hour), maxWaitRetry},
+		{observed{recheck: 42 * time.Second}, v1alpha1.WebAppStatus{}, 42 * time.Second},
 	} {
 		if got := retryDelay(tt.obs, tt.status, now); got != tt.want {
 			t.Errorf("retryDelay(%+v) = %s, want %s", tt.obs, got, tt.want)
 		}
+	}
+}
+
+// TestStuckPodsDegradeAfterTheTimeout follows an unschedulable pod from
+// its status to the WebApp's: not Degraded within the timeout, Degraded
+// with the scheduler's message after it, and Running again once it starts.
+func TestStuckPodsDegradeAfterTheTimeout(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	pod := func(unschedulableFor time.Duration) corev1.Pod {
+		return corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "shop-5d9f-abc", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
+			Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+				Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+				Message: "0/1 nodes are available: 1 Insufficient memory.", LastTransitionTime: metav1.NewTime(now.Add(-unschedulableFor)),
+			}}},
+		}
+	}
+	observe := func(pods ...corev1.Pod) observed {
+		obs := observed{deployment: deployment(1, 1, 1, 1, 1, 0, 0)}
+		obs.stuck, obs.recheck = stuckpods.Find(pods, 2*time.Minute, now)
+		if obs.stuck == nil && len(pods) > 0 && pods[0].Status.Phase == corev1.PodRunning {
+			obs.deployment = deployment(1, 1, 1, 1, 1, 1, 1)
+		}
+		return obs
+	}
+	app := newApp()
+
+	obs := observe(pod(time.Minute))
+	st := computeStatus(app, obs)
+	if st.Phase != v1alpha1.WebAppDeploying || obs.recheck <= 0 || obs.recheck > time.Minute+2*time.Second {
+		t.Fatalf("within the timeout: phase %s, recheck after %v; want Deploying and a recheck in about a minute", st.Phase, obs.recheck)
+	}
+	if got := retryDelay(obs, st, now); got != obs.recheck {
+		t.Errorf("retry after %v, want the recheck %v", got, obs.recheck)
+	}
+
+	app.Status = st
+	st = computeStatus(app, observe(pod(3*time.Minute)))
+	d := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded)
+	want := "pod shop-5d9f-abc: Unschedulable: 0/1 nodes are available: 1 Insufficient memory."
+	if st.Phase != v1alpha1.WebAppDegraded || d.Status != metav1.ConditionTrue || d.Reason != v1alpha1.ReasonPodsUnschedulable || d.Message != want {
+		t.Fatalf("after the timeout: phase %s, Degraded %+v", st.Phase, d)
+	}
+
+	app.Status = st
+	started := pod(time.Hour)
+	started.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+	}}
+	st = computeStatus(app, observe(started))
+	if d := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded); st.Phase != v1alpha1.WebAppRunning || d.Status != metav1.ConditionFalse {
+		t.Errorf("after the pod started: phase %s, Degraded %+v", st.Phase, d)
 	}
 }

@@ -1,0 +1,130 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package database
+
+import (
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/stuckpods"
+)
+
+// orders is a one-instance PostgreSQL Database with the status status.
+func orders(status *v1alpha1.DatabaseStatus) *v1alpha1.Database {
+	db := &v1alpha1.Database{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop", Generation: 1},
+		Spec: v1alpha1.DatabaseSpec{
+			Engine: v1alpha1.EnginePostgres, Version: "16", Replicas: new(int32(1)),
+			Storage: v1alpha1.DatabaseStorage{Size: new(resource.MustParse("1Gi"))},
+		},
+	}
+	if status != nil {
+		db.Status = *status
+	}
+	return db
+}
+
+// instances is the StatefulSet with ready of its one instance ready.
+func instances(ready int32) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders", Generation: 1},
+		Spec:       appsv1.StatefulSetSpec{Replicas: new(int32(1))},
+		Status: appsv1.StatefulSetStatus{
+			ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: ready,
+			CurrentRevision: "r1", UpdateRevision: "r1",
+		},
+	}
+}
+
+// instancePod is orders-0, whose postgres container crash-loops with a
+// server that refuses its configuration, not ready for notReadyFor; or
+// ready when notReadyFor is 0.
+func instancePod(now time.Time, notReadyFor time.Duration) corev1.Pod {
+	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "orders-0", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))}}
+	if notReadyFor == 0 {
+		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+		}}
+		return pod
+	}
+	pod.Status = corev1.PodStatus{
+		Phase: corev1.PodRunning,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(now.Add(-notReadyFor))},
+		},
+		ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "postgres", RestartCount: 4,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 1, Reason: "Error",
+				Message: `FATAL:  invalid value for parameter "shared_buffers": "lots"` + "\n",
+			}},
+		}},
+	}
+	return pod
+}
+
+// TestStuckPodsDegradeTheDatabase follows a crash-looping instance from
+// its pod's status to the Database's: Creating within the timeout,
+// Degraded with the server's own error after it, Running once it starts.
+func TestStuckPodsDegradeTheDatabase(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	observe := func(pod corev1.Pod, ready int32) observed {
+		obs := observed{statefulSet: instances(ready)}
+		obs.stuck, obs.recheck = stuckpods.Find([]corev1.Pod{pod}, 2*time.Minute, now)
+		return obs
+	}
+
+	obs := observe(instancePod(now, time.Minute), 0)
+	st := computeStatus(orders(nil), obs)
+	if st.Phase != v1alpha1.DatabaseCreating || obs.recheck <= 0 {
+		t.Fatalf("within the timeout: phase %s, recheck after %v; want Creating and a recheck", st.Phase, obs.recheck)
+	}
+
+	st = computeStatus(orders(&st), observe(instancePod(now, 3*time.Minute), 0))
+	d := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded)
+	r := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
+	want := `pod orders-0 container postgres: CrashLoopBackOff: FATAL:  invalid value for parameter "shared_buffers": "lots" (exit code 1)`
+	if st.Phase != v1alpha1.DatabaseDegraded || d.Status != metav1.ConditionTrue || d.Reason != v1alpha1.ReasonCrashLooping ||
+		r.Status != metav1.ConditionFalse || d.Message != want {
+		t.Fatalf("after the timeout: phase %s, Degraded %s/%s %q, Ready %s; want Degraded, CrashLooping %q, Ready False",
+			st.Phase, d.Status, d.Reason, d.Message, r.Status, want)
+	}
+
+	st = computeStatus(orders(&st), observe(instancePod(now, 0), 1))
+	if d := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded); st.Phase != v1alpha1.DatabaseRunning || d.Status != metav1.ConditionFalse {
+		t.Errorf("once the instance started: phase %s, Degraded %+v", st.Phase, d)
+	}
+}
+
+func TestIsInstancePod(t *testing.T) {
+	db := orders(nil)
+	for name, want := range map[string]bool{
+		"orders-0": true, "orders-12": true, "orders-backup-x1": false, "orders": false, "orders-": false, "other-0": false,
+	} {
+		if got := isInstancePod(db, name); got != want {
+			t.Errorf("isInstancePod(%q) = %t, want %t", name, got, want)
+		}
+	}
+}
