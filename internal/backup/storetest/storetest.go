@@ -73,24 +73,58 @@ const (
 // not signed with S3AccessKeyID and S3SecretAccessKey.
 func S3(t testing.TB) (store.Destination, map[string][]byte) {
 	t.Helper()
+	s := startS3(t, nil)
+	return s.Destination, s.Credentials
+}
+
+// S3Server is an S3 emulator started by S3On.
+type S3Server struct {
+	// Destination is bucket Bucket at the listener's address.
+	Destination store.Destination
+	// Credentials are the data of a store credentials Secret that opens it.
+	Credentials map[string][]byte
+	// Backend holds the objects. A test reads and changes them here, in
+	// its own process, where the listener's address may not be reachable
+	// (a listener in another network namespace).
+	Backend *s3mem.Backend
+}
+
+// S3On is S3 served on l, e.g. a listener inside a local cluster's network
+// that pods reach; the server closes l when the test ends.
+func S3On(t testing.TB, l net.Listener) *S3Server {
+	t.Helper()
+	return startS3(t, l)
+}
+
+// startS3 starts the emulator on l, or on a free loopback port when l is
+// nil.
+func startS3(t testing.TB, l net.Listener) *S3Server {
+	t.Helper()
 	backend := s3mem.New()
 	if err := backend.CreateBucket(Bucket); err != nil {
 		t.Fatal(err)
 	}
 	faker := gofakes3.New(backend, gofakes3.WithGlobalLog(), gofakes3.WithLogger(gofakes3.DiscardLog()))
-	url := serve(t, sigV4(S3AccessKeyID, S3SecretAccessKey, s3Region, faker.Server()))
-	return store.Destination{Type: store.TypeS3, Bucket: Bucket, Endpoint: url, Region: s3Region},
-		map[string][]byte{
+	url := serve(t, sigV4(S3AccessKeyID, S3SecretAccessKey, s3Region, faker.Server()), l)
+	return &S3Server{
+		Destination: store.Destination{Type: store.TypeS3, Bucket: Bucket, Endpoint: url, Region: s3Region},
+		Credentials: map[string][]byte{
 			store.AWSAccessKeyID:     []byte(S3AccessKeyID),
 			store.AWSSecretAccessKey: []byte(S3SecretAccessKey),
-		}
+		},
+		Backend: backend,
+	}
 }
 
-// serve serves h on a free loopback port until the test ends and returns
-// its URL.
-func serve(t testing.TB, h http.Handler) string {
+// serve serves h on l, or on a free loopback port when l is nil, until the
+// test ends and returns its URL.
+func serve(t testing.TB, h http.Handler, l net.Listener) string {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
+	if l != nil {
+		_ = srv.Listener.Close()
+		srv.Listener = l
+	}
 	srv.Config.ErrorLog = nil
 	srv.Start()
 	t.Cleanup(srv.Close)
