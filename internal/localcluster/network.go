@@ -31,6 +31,7 @@ package localcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -260,4 +261,22 @@ func coreDNSConfig(kubeconfig string) string {
 // network namespace.
 func (c *Cluster) dialControlPlane(ctx context.Context, network, address string) (net.Conn, error) {
 	return dialInNetns(ctx, netnsPath(c.netnsName()), network, address)
+}
+
+// Listen opens a TCP listener at a free port on the control plane's
+// address inside the cluster's network (10.250.0.1), where pods and nodes
+// reach it and nothing outside the machine can: the place for a test's
+// stand-in of a service outside the cluster, such as an object store. Only
+// clusters with real nodes have that network.
+func (c *Cluster) Listen() (net.Listener, error) {
+	if !c.real() {
+		return nil, errors.New("only a cluster with real nodes has a network of its own to listen in")
+	}
+	var l net.Listener
+	err := inNetns(netnsPath(c.netnsName()), func() error {
+		var err error
+		l, err = net.Listen("tcp", net.JoinHostPort(controlPlaneIP, "0"))
+		return err
+	})
+	return l, err
 }

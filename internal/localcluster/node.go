@@ -238,6 +238,15 @@ func (n *Node) ImportImage(ctx context.Context, archive string) error {
 	return nil
 }
 
+// TagImage gives an image the node has imported a second name, as a
+// registry would serve the same image under another tag.
+func (n *Node) TagImage(ctx context.Context, source, target string) error {
+	if err := n.ctr(ctx, "images", "tag", "--force", source, target); err != nil {
+		return fmt.Errorf("node %s: tagging %s as %s: %w", n.Name, source, target, err)
+	}
+	return nil
+}
+
 // httpClient makes plain HTTP requests from inside the node's network
 // namespace.
 func (n *Node) httpClient() *http.Client {
