@@ -136,6 +136,13 @@ type Engine interface {
 	// NeedsRestart reports whether a change of this parameter takes effect
 	// only after a restart.
 	NeedsRestart(key string) bool
+	// CheckParameter reports whether the server would take value for the
+	// parameter key: nil when it would, and for a parameter whose type
+	// Steward does not know (engines have hundreds, extensions add more).
+	// Otherwise the error names the value and what is expected, e.g.
+	// `"not-a-size" is not a size: use a number with kB, MB, GB or TB (e.g. 128MB)`.
+	// Controlled keys are Controlled's to refuse, not this method's.
+	CheckParameter(key, value string) error
 
 	// Run-time parts, used by the instance manager.
 
