@@ -151,7 +151,7 @@ func TestQuoting(t *testing.T) {
 
 func TestSetValueAndParseConfig(t *testing.T) {
 	for in, want := range map[string]string{"77": "77", "-1": "-1", "64M": "67108864", "1k": "1024",
-		"2G": "2147483648", "ON": "'ON'", "ANSI,NO_ZERO_DATE": "'ANSI,NO_ZERO_DATE'", "x'y": `'x\'y'`} {
+		"2G": "2147483648", "0.5": "0.5", "1e1": "1e1", "1.2.3": "'1.2.3'", "ON": "'ON'", "ANSI,NO_ZERO_DATE": "'ANSI,NO_ZERO_DATE'", "x'y": `'x\'y'`} {
 		if got := setValue(in); got != want {
 			t.Errorf("setValue(%q) = %s, want %s", in, got, want)
 		}

@@ -115,10 +115,11 @@ var (
 	sized        = regexp.MustCompile(`^([0-9]+)([kKmMgG])$`)
 )
 
-// setValue is a value for SET GLOBAL: integers as they are, sizes such as
+// setValue is a value for SET GLOBAL: integers and decimal numbers as they
+// are (the servers refuse a quoted 0.5 for long_query_time), sizes such as
 // 64M in bytes, anything else a string literal.
 func setValue(v string) string {
-	if integer.MatchString(v) {
+	if integer.MatchString(v) || decimal.MatchString(v) {
 		return v
 	}
 	if m := sized.FindStringSubmatch(v); m != nil {
