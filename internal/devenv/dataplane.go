@@ -39,6 +39,10 @@ type ClientCheck struct {
 	// env are the pod's variables from Secrets.
 	env    []secretEnv
 	script string
+	// in, when set, selects a running pod of an application (a label
+	// selector) in which the script runs with kubectl exec, with what
+	// Steward bound into that pod, instead of a pod of the check's own.
+	in string
 }
 
 // secretEnv is an environment variable from a key of a Secret.
@@ -47,7 +51,8 @@ type secretEnv struct{ name, secret, key string }
 // DataPlaneChecks use the samples of config/samples-real-node once they are
 // Ready, on a cluster with real nodes: a row written to a PostgreSQL
 // Database and read back from its replica, a key set in a Redis Cache and
-// read back from its replica, a WebApp's page.
+// read back from its replica, the AppStack's backend using its database and
+// cache and its frontend reaching the backend, a WebApp's page.
 var DataPlaneChecks = []ClientCheck{
 	{
 		What:  "PostgreSQL: a row written through the Database orders' read-write Service, read back through its read-only Service from the streaming replica",
@@ -119,6 +124,22 @@ printf 'set demo-key 0 0 19\r\nhello from the demo\r\nget demo-key\r\nquit\r\n' 
 tr -d '\r' <&3`,
 	},
 	{
+		What: "AppStack: from inside the e-commerce backend's pod, with the variables Steward bound into it, its PostgreSQL database and its Redis cache answer",
+		Want: "cache: PONG",
+		in:   "steward.dev/webapp=ecommerce-backend",
+		script: `set -e
+psql "$DATABASE_URL" -Atc "select 'database: ' || current_database() || ' as ' || current_user || ', on the primary: ' || not pg_is_in_recovery()"
+echo "cache: $(redis-cli -h "$CACHE_HOST" -p "$CACHE_PORT" ping) from $CACHE_HOST:$CACHE_PORT"`,
+	},
+	{
+		What: "AppStack: the e-commerce frontend reaches the backend through its Service",
+		Want: "200 OK",
+		in:   "steward.dev/webapp=ecommerce-frontend",
+		script: `set -e
+curl -fsS -D /tmp/headers -o /dev/null http://ecommerce-backend.default.svc/
+head -1 /tmp/headers | tr -d '\r'`,
+	},
+	{
 		What:  "WebApp: the page of the WebApp hello, through its Service",
 		Want:  "200 OK",
 		name:  "demo-curl",
@@ -173,6 +194,14 @@ func env(vars []secretEnv) string {
 // Run runs the check's pod in namespace default to completion, and
 // returns its output.
 func (c ClientCheck) Run(ctx context.Context, cluster *localcluster.Cluster) (string, error) {
+	if c.in != "" {
+		pod, err := Kubectl(ctx, cluster, nil, "get", "pods", "-l", c.in, "--field-selector=status.phase=Running",
+			"-o", "jsonpath={.items[0].metadata.name}")
+		if err != nil {
+			return "", err
+		}
+		return Kubectl(ctx, cluster, nil, "exec", pod, "--", "bash", "-c", c.script)
+	}
 	if _, err := Kubectl(ctx, cluster, []byte(clientPod(c)), "apply", "-f", "-"); err != nil {
 		return "", err
 	}

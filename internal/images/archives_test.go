@@ -240,6 +240,7 @@ func TestEngineProgramsExecutable(t *testing.T) {
 		"redis":     {"sh", "redis-server", "redis-cli"},
 		"memcached": {"memcached"},
 		"nginx":     {"nginx", "curl"},
+		"demo-app":  {"nginx", "curl", "psql", "redis-cli"},
 	}
 	for _, d := range Definitions("") {
 		names, ok := programs[d.Short]

@@ -18,6 +18,7 @@ package images
 
 import (
 	"io/fs"
+	"slices"
 
 	"github.com/steward-dev/steward/internal/ociimage"
 )
@@ -108,7 +109,7 @@ const StewardName = "ghcr.io/steward-dev/steward"
 // Definitions are the images the builder knows, the operator's at version.
 func Definitions(version string) []Definition {
 	return []Definition{
-		postgres(), mariadb(), redis(), memcached(), nginx(), pause(), steward(version),
+		postgres(), mariadb(), redis(), memcached(), nginx(), demoApp(), pause(), steward(version),
 	}
 }
 
@@ -254,6 +255,23 @@ func nginx() Definition {
 		},
 		Require: []string{"usr/sbin/nginx", "usr/bin/curl", "etc/nginx/mime.types", "usr/bin/sh"},
 	}
+}
+
+// DemoAppName is the image of the applications in the real-node samples
+// and tests.
+const DemoAppName = "ghcr.io/steward-dev/demo-app:1"
+
+// demoApp is the nginx image with the PostgreSQL and Redis clients (psql,
+// redis-cli; curl is nginx's already): an application that serves a page
+// and, through kubectl exec, shows from inside its own pod that the
+// database and cache Steward bound into it answer.
+func demoApp() Definition {
+	d := nginx()
+	d.Short = "demo-app"
+	d.Names = []string{DemoAppName}
+	d.Packages = append(slices.Clone(d.Packages), "postgresql-client-15", "redis-tools")
+	d.Require = append(slices.Clone(d.Require), "usr/bin/psql", "usr/bin/redis-cli")
+	return d
 }
 
 const nginxConf = `# The nginx-unprivileged layout: nginx runs as user 101 without any

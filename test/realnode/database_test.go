@@ -1,0 +1,545 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package realnode
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/steward-dev/steward/internal/devenv"
+	"github.com/steward-dev/steward/internal/localcluster"
+)
+
+// applyDatabase creates a Database with small CPU requests, waits until it
+// is Ready, logs how long that took, and deletes it with its data when the
+// test ends.
+func applyDatabase(t *testing.T, name, engine, version string, instances int, extra string) {
+	t.Helper()
+	manifest := fmt.Sprintf(`apiVersion: steward.dev/v1alpha1
+kind: Database
+metadata:
+  name: %s
+  namespace: default
+spec:
+  engine: %s
+  version: %q
+  replicas: %d
+  deletionPolicy: Delete
+  resources:
+    requests: {cpu: 50m, memory: 256Mi}
+    limits: {memory: 512Mi}
+%s`, name, engine, version, instances, extra)
+	began := time.Now()
+	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(manifest), "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 4*time.Minute)
+		defer cancel()
+		if out, err := devenv.Kubectl(ctx, cluster, nil, "delete", "database", name, "--timeout=180s"); err != nil {
+			t.Errorf("deleting Database %s: %v: %s", name, err, out)
+		}
+	})
+	kubectl(t, "wait", "--for=condition=Ready", "database/"+name, "--timeout=420s")
+	t.Logf("%s %s Database with %d instances Ready %v after kubectl apply", engine, version, instances, time.Since(began).Round(time.Millisecond))
+}
+
+// documentedShell returns the kubectl exec line docs/database.md gives for
+// a shell on the primary with the engine's client, as arguments for pod,
+// without the terminal (-t): the SQL comes on standard input.
+func documentedShell(t *testing.T, container, pod string) []string {
+	t.Helper()
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(root, "docs", "database.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	lines := bufio.NewScanner(f)
+	for lines.Scan() {
+		line := lines.Text()
+		if !strings.HasPrefix(line, "kubectl exec -it ") || !strings.Contains(line, " -c "+container+" ") {
+			continue
+		}
+		args := shellWords(t, strings.TrimPrefix(line, "kubectl "))
+		if len(args) < 3 || !strings.HasSuffix(args[2], "-0") {
+			t.Fatalf("docs/database.md: %q does not exec into an instance -0", line)
+		}
+		args[1], args[2] = "-i", pod
+		return args
+	}
+	t.Fatalf("docs/database.md has no `kubectl exec -it ... -c %s` line", container)
+	return nil
+}
+
+// shellWords splits a command line as sh would, for the plain words and
+// single-quoted strings the docs use.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var word strings.Builder
+	inWord, quoted := false, false
+	for _, r := range line {
+		switch {
+		case quoted && r == '\'':
+			quoted = false
+		case quoted:
+			word.WriteRune(r)
+		case r == '\'':
+			quoted, inWord = true, true
+		case r == ' ':
+			if inWord {
+				words = append(words, word.String())
+				word.Reset()
+				inWord = false
+			}
+		case r == '"' || r == '\\' || r == '$':
+			t.Fatalf("shellWords: %q outside single quotes in %q", r, line)
+		default:
+			word.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted {
+		t.Fatalf("shellWords: unterminated quote in %q", line)
+	}
+	if inWord {
+		words = append(words, word.String())
+	}
+	return words
+}
+
+// postgresSuper runs SQL as the superuser in an instance, over its socket.
+func postgresSuper(ctx context.Context, pod, sql string) (string, error) {
+	return execIn(ctx, pod, "postgres", sql, "sh", "-c",
+		`PGPASSWORD="$STEWARD_SUPERUSER_PASSWORD" exec psql -h /steward/run -U "$STEWARD_SUPERUSER_USERNAME" -d postgres -qAt -v ON_ERROR_STOP=1`)
+}
+
+// mariadbSuper runs SQL as the superuser in an instance, over its socket.
+func mariadbSuper(ctx context.Context, pod, sql string) (string, error) {
+	return execIn(ctx, pod, "mariadb", sql, "sh", "-c",
+		`MYSQL_PWD="$STEWARD_SUPERUSER_PASSWORD" exec mariadb -S /steward/run/mysqld.sock -u "$STEWARD_SUPERUSER_USERNAME" -N -B`)
+}
+
+// mustSQL fails the test when a query fails.
+func mustSQL(t *testing.T, run func(context.Context, string, string) (string, error), pod, sql string) string {
+	t.Helper()
+	out, err := run(t.Context(), pod, sql)
+	if err != nil {
+		t.Fatalf("%s: %q: %v: %s", pod, sql, err, out)
+	}
+	return out
+}
+
+// readBack writes a row through the read-write endpoint from the client,
+// with the credentials Secret's connection details, and returns how many
+// milliseconds it took until each of the hosts (the read-only endpoint, each
+// replica) returned it. It runs psql or mariadb by the Secret's scheme.
+const readBackScript = `set -e
+note="$1"; shift
+case "$uri" in
+postgres*)
+  rw() { psql "$uri" -qAt -v ON_ERROR_STOP=1 -c "$1"; }
+  ro() { PGPASSWORD="$password" PGCONNECT_TIMEOUT=2 psql -h "$1" -p "$port" -U "$username" -d "$database" -qAtc "$2"; }
+  rw "create table if not exists notes (id serial primary key, note text)"
+  id=$(rw "insert into notes (note) values ('$note') returning id")
+  ;;
+*)
+  export MYSQL_PWD="$password"
+  rw() { mariadb -h "$host" -P "$port" -u "$username" -N -B "$database" -e "$1"; }
+  ro() { mariadb -h "$1" -P "$port" -u "$username" --connect-timeout=2 -N -B "$database" -e "$2"; }
+  rw "create table if not exists notes (id int auto_increment primary key, note text)"
+  id=$(rw "insert into notes (note) values ('$note'); select last_insert_id()")
+  ;;
+esac
+start=$(date +%s%N)
+for h in "$@"; do
+  while :; do
+    got=$(ro "$h" "select note from notes where id = $id" 2>/dev/null || true)
+    [ "$got" = "$note" ] && break
+    if [ $(( ($(date +%s%N) - start) / 1000000 )) -gt 60000 ]; then echo "$h: row $id not read back after 60 s" >&2; exit 1; fi
+    sleep 0.02
+  done
+  echo "$h $(( ($(date +%s%N) - start) / 1000000 ))"
+done`
+
+// checkReadBack writes a row through status.endpoint and reads it back
+// through status.readEndpoint and from each replica by name, within 5 s.
+func checkReadBack(t *testing.T, c *client, db string, replicas int) {
+	t.Helper()
+	endpoint := jsonpath(t, "database/"+db, "{.status.endpoint}")
+	secretHost := c.must(t, `echo "$host:$port"`)
+	if secretHost != endpoint {
+		t.Errorf("the credentials Secret points at %s, status.endpoint is %s", secretHost, endpoint)
+	}
+	readHost, _, _ := strings.Cut(jsonpath(t, "database/"+db, "{.status.readEndpoint}"), ":")
+	hosts := []string{readHost}
+	for i := 1; i <= replicas; i++ {
+		hosts = append(hosts, fmt.Sprintf("%s-%d.%s-headless.default.svc", db, i, db))
+	}
+	out := c.must(t, readBackScript, append([]string{"written through " + endpoint}, hosts...)...)
+	for line := range strings.Lines(out) {
+		host, ms, _ := strings.Cut(strings.TrimSpace(line), " ")
+		n, err := strconv.Atoi(ms)
+		if err != nil {
+			t.Fatalf("read-back output %q", out)
+		}
+		t.Logf("a row written through %s was read from %s after %d ms", endpoint, host, n)
+		if n > 5000 {
+			t.Errorf("%s returned the row after %d ms, more than 5 s", host, n)
+		}
+	}
+}
+
+// TestPostgresReplicas runs a PostgreSQL Database of three instances:
+// the replicas are clones of the primary that stream from it, a row written
+// through status.endpoint with the credentials Secret is read back through
+// status.readEndpoint, and the documented kubectl exec psql works. Then a
+// parameter that reloads changes without restarting anything, and one that
+// needs a restart rolls the pods one at a time, replicas first, while a
+// client writing through the read-write endpoint measures its gap.
+func TestPostgresReplicas(t *testing.T) {
+	requireCluster(t)
+	applyDatabase(t, "pg", "postgres", "15", 3, "")
+	pods := []string{"pg-0", "pg-1", "pg-2"}
+
+	// Clones: one system identifier, two streaming replicas.
+	ids := map[string]bool{}
+	for _, pod := range pods {
+		ids[mustSQL(t, postgresSuper, pod, "select system_identifier from pg_control_system()")] = true
+	}
+	if len(ids) != 1 {
+		t.Errorf("the instances have %d system identifiers, want one: replicas are clones of the primary", len(ids))
+	}
+	eventually(t, 2*time.Minute, "two replicas streaming from pg-0", func() error {
+		got := mustSQL(t, postgresSuper, "pg-0", "select count(*) from pg_stat_replication where state = 'streaming'")
+		if got != "2" {
+			return fmt.Errorf("%s streaming", got)
+		}
+		return nil
+	})
+	for _, pod := range pods[1:] {
+		if got := mustSQL(t, postgresSuper, pod, "select pg_is_in_recovery(), status, sender_host from pg_stat_wal_receiver"); got != "t|streaming|pg-0.pg-headless.default.svc" {
+			t.Errorf("%s: in recovery, WAL receiver, sender = %q", pod, got)
+		}
+	}
+
+	app := startClient(t, "pg-app", postgresClient, "pg-credentials")
+	checkReadBack(t, app, "pg", 2)
+
+	// The docs' shell on the primary, and on a replica.
+	for _, pod := range []string{"pg-0", "pg-1"} {
+		args := documentedShell(t, "postgres", pod)
+		out, err := devenv.Kubectl(t.Context(), cluster, []byte("select current_user, pg_is_in_recovery(), count(*) from notes;\n"), args...)
+		want := fmt.Sprintf("app | %s | 1", map[bool]string{true: "f", false: "t"}[pod == "pg-0"])
+		if err != nil || !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("kubectl %s: %v\n%s\nwant %q", strings.Join(args, " "), err, out, want)
+		}
+	}
+
+	// A parameter that reloads: no pod restarts.
+	before := podStates(t, "pg")
+	started := map[string]string{}
+	for _, pod := range pods {
+		started[pod] = mustSQL(t, postgresSuper, pod, "select pg_postmaster_start_time()")
+	}
+	kubectl(t, "patch", "database", "pg", "--type=merge", "-p", `{"spec":{"parameters":{"work_mem":"24MB"}}}`)
+	eventually(t, 2*time.Minute, "work_mem reloaded on every instance", func() error {
+		for _, pod := range pods {
+			if got := mustSQL(t, postgresSuper, pod, "show work_mem"); got != "24MB" {
+				return fmt.Errorf("%s: work_mem %s", pod, got)
+			}
+		}
+		return nil
+	})
+	for _, pod := range pods {
+		if got := mustSQL(t, postgresSuper, pod, "select pg_postmaster_start_time()"); got != started[pod] {
+			t.Errorf("%s restarted for a reloadable parameter: started %s, now %s", pod, started[pod], got)
+		}
+	}
+	if after := podStates(t, "pg"); after.key() != before.key() {
+		t.Errorf("pods changed for a reloadable parameter: before %v, after %v", before, after)
+	}
+	kubectl(t, "wait", "--for=condition=Ready", "database/pg", "--timeout=120s")
+
+	// A parameter that needs a restart, watched by a writer and by a
+	// watcher of the pods.
+	writer := startWriter(t, app)
+	watcher := watchPods(t, "pg")
+	began := time.Now()
+	kubectl(t, "patch", "database", "pg", "--type=merge", "-p", `{"spec":{"parameters":{"work_mem":"24MB","max_connections":"150"}}}`)
+	eventually(t, 8*time.Minute, "max_connections 150 on every instance", func() error {
+		for _, pod := range pods {
+			got, err := postgresSuper(t.Context(), pod, "show max_connections")
+			if err != nil || got != "150" {
+				return fmt.Errorf("%s: max_connections %q (%v)", pod, got, err)
+			}
+		}
+		return nil
+	})
+	kubectl(t, "wait", "--for=condition=Ready", "database/pg", "--timeout=300s")
+	rollout := time.Since(began)
+	time.Sleep(2 * time.Second)
+	order, worstDown, primaryRestart := watcher.stop(t)
+	gap, writes, failed := writer.stop(t)
+	t.Logf("rolling restart of 3 instances for max_connections: %v; restarted in order %v; the primary's restart (old pod stopping to new pod ready) %v; "+
+		"a client writing through the read-write endpoint every 100 ms: %d writes, %d failed, longest gap between two successful writes %v",
+		rollout.Round(time.Millisecond), order, primaryRestart.Round(time.Millisecond), writes, failed, gap.Round(time.Millisecond))
+	if strings.Join(order, ",") != "pg-2,pg-1,pg-0" {
+		t.Errorf("instances restarted in order %v, want replicas first: pg-2, pg-1, pg-0", order)
+	}
+	if worstDown > 1 {
+		t.Errorf("%d instances were down at once, want one at a time", worstDown)
+	}
+	// The read-write endpoint is gone only while the primary restarts:
+	// allow for the client's polling and the proxy rules' update.
+	if primaryRestart == 0 || gap > primaryRestart+10*time.Second {
+		t.Errorf("the read-write endpoint was gone %v, the primary's restart took %v", gap, primaryRestart)
+	}
+	if got := mustSQL(t, postgresSuper, "pg-0", "select count(*) from pg_stat_replication where state = 'streaming'"); got != "2" {
+		t.Errorf("after the restart %s replicas stream, want 2", got)
+	}
+}
+
+// TestMariaDBReplicas runs a MariaDB Database of two instances with the
+// same checks as TestPostgresReplicas' first part.
+func TestMariaDBReplicas(t *testing.T) {
+	requireCluster(t)
+	applyDatabase(t, "maria", "mariadb", "10.11", 2, "")
+	eventually(t, 2*time.Minute, "maria-1 replicating from maria-0", func() error {
+		out, err := execIn(t.Context(), "maria-1", "mariadb", "show replica status\\G", "sh", "-c",
+			`MYSQL_PWD="$STEWARD_SUPERUSER_PASSWORD" exec mariadb -S /steward/run/mysqld.sock -u "$STEWARD_SUPERUSER_USERNAME"`)
+		if err != nil {
+			return err
+		}
+		for _, want := range []string{"Master_Host: maria-0.maria-headless.default.svc", "Slave_IO_Running: Yes", "Slave_SQL_Running: Yes"} {
+			if !strings.Contains(out, want) {
+				return fmt.Errorf("no %q in\n%s", want, out)
+			}
+		}
+		return nil
+	})
+	if got := mustSQL(t, mariadbSuper, "maria-1", "select @@read_only"); got != "1" {
+		t.Errorf("the replica's read_only = %s, want 1", got)
+	}
+	app := startClient(t, "maria-app", mariadbClient, "maria-credentials")
+	checkReadBack(t, app, "maria", 1)
+	for _, pod := range []string{"maria-0", "maria-1"} {
+		args := documentedShell(t, "mariadb", pod)
+		out, err := devenv.Kubectl(t.Context(), cluster, []byte("select current_user(), @@read_only, count(*) from notes;\n"), args...)
+		want := fmt.Sprintf("app@%%\t%d\t1", map[bool]int{true: 0, false: 1}[pod == "maria-0"])
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("kubectl %s: %v\n%q\nwant %q", strings.Join(args, " "), err, out, want)
+		}
+	}
+}
+
+// podSet is the pods of a Database: name to UID and restart count.
+type podSet map[string]string
+
+func (p podSet) key() string { return fmt.Sprint(map[string]string(p)) }
+
+// podStates reads the UIDs and restart counts of a Database's pods.
+func podStates(t *testing.T, db string) podSet {
+	t.Helper()
+	out := kubectl(t, "get", "pods", "-l", "steward.dev/database="+db,
+		"-o", `jsonpath={range .items[*]}{.metadata.name} {.metadata.uid}/{.status.containerStatuses[0].restartCount}{"\n"}{end}`)
+	set := podSet{}
+	for line := range strings.Lines(out) {
+		name, state, _ := strings.Cut(strings.TrimSpace(line), " ")
+		set[name] = state
+	}
+	return set
+}
+
+// podWatcher polls a Database's pods during a rolling restart.
+type podWatcher struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	// order is the pods in the order their UIDs changed.
+	order []string
+	// worstDown is the most pods seen not ready (or being deleted, or
+	// missing) at once.
+	worstDown int
+	// downSince is when each pod was first seen down; restarts is how long
+	// each was down.
+	downSince map[string]time.Time
+	restarts  map[string]time.Duration
+	err       error
+}
+
+// watchPods polls the pods of a Database every 250 ms until stop.
+func watchPods(t *testing.T, db string) *podWatcher {
+	t.Helper()
+	first := podStates(t, db)
+	uids := map[string]string{}
+	for name, state := range first {
+		uids[name], _, _ = strings.Cut(state, "/")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	w := &podWatcher{cancel: cancel, done: make(chan struct{}), downSince: map[string]time.Time{}, restarts: map[string]time.Duration{}}
+	go func() {
+		defer close(w.done)
+		for ctx.Err() == nil {
+			out, err := devenv.Kubectl(ctx, cluster, nil, "get", "pods", "-l", "steward.dev/database="+db, "-o",
+				`jsonpath={range .items[*]}{.metadata.name} {.metadata.uid} {.metadata.deletionTimestamp} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}`)
+			now := time.Now()
+			if err != nil {
+				if ctx.Err() == nil {
+					w.mu.Lock()
+					w.err = err
+					w.mu.Unlock()
+				}
+				return
+			}
+			seen := map[string]bool{}
+			w.mu.Lock()
+			for line := range strings.Lines(out) {
+				f := strings.Fields(line)
+				if len(f) < 2 {
+					continue
+				}
+				name, uid := f[0], f[1]
+				seen[name] = true
+				up := len(f) == 3 && f[2] == "True" // no deletionTimestamp, Ready
+				if uid != uids[name] {
+					uids[name] = uid
+					w.order = append(w.order, name)
+				}
+				if !up {
+					if _, ok := w.downSince[name]; !ok {
+						w.downSince[name] = now
+					}
+				} else if since, ok := w.downSince[name]; ok {
+					w.restarts[name] += now.Sub(since)
+					delete(w.downSince, name)
+				}
+			}
+			for name := range uids {
+				if !seen[name] {
+					if _, ok := w.downSince[name]; !ok {
+						w.downSince[name] = now
+					}
+				}
+			}
+			w.worstDown = max(w.worstDown, len(w.downSince))
+			w.mu.Unlock()
+			select {
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
+	return w
+}
+
+// stop ends the watch and returns the order of the restarts, the most pods
+// down at once, and how long the primary (ordinal 0) was down.
+func (w *podWatcher) stop(t *testing.T) (order []string, worstDown int, primary time.Duration) {
+	t.Helper()
+	w.cancel()
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		t.Fatalf("watching the pods: %v", w.err)
+	}
+	for name, d := range w.restarts {
+		if strings.HasSuffix(name, "-0") {
+			primary = d
+		}
+	}
+	return w.order, w.worstDown, primary
+}
+
+// writer writes through a Database's read-write endpoint every 100 ms from
+// a client pod, with the credentials Secret, until stopped.
+type writer struct {
+	c    *client
+	out  chan string
+	errc chan error
+}
+
+// writerScript inserts a row every 100 ms and prints the time in
+// milliseconds and whether the insert succeeded, until /tmp/stop exists.
+const writerScript = `rm -f /tmp/stop
+case "$uri" in
+postgres*) psql "$uri" -qc "create table if not exists beats (at timestamptz default now())"
+  write() { PGCONNECT_TIMEOUT=1 psql "$uri" -qc "insert into beats default values" >/dev/null 2>&1; } ;;
+*) export MYSQL_PWD="$password"
+  mariadb -h "$host" -P "$port" -u "$username" "$database" -e "create table if not exists beats (at timestamp default current_timestamp)"
+  write() { mariadb -h "$host" -P "$port" -u "$username" --connect-timeout=1 "$database" -e "insert into beats () values ()" >/dev/null 2>&1; } ;;
+esac
+while [ ! -e /tmp/stop ]; do
+  if write; then echo "$(date +%s%3N) ok"; else echo "$(date +%s%3N) failed"; fi
+  sleep 0.1
+done`
+
+func startWriter(t *testing.T, c *client) *writer {
+	t.Helper()
+	w := &writer{c: c, out: make(chan string, 1), errc: make(chan error, 1)}
+	go func() {
+		out, err := c.run(context.WithoutCancel(t.Context()), writerScript)
+		w.out <- out
+		w.errc <- err
+	}()
+	return w
+}
+
+// stop stops the writer and returns the longest time between two
+// successful writes, and the counts of writes and of failed ones.
+func (w *writer) stop(t *testing.T) (gap time.Duration, writes, failed int) {
+	t.Helper()
+	w.c.must(t, "touch /tmp/stop")
+	out, err := <-w.out, <-w.errc
+	if err != nil {
+		t.Fatalf("the writer: %v: %s", err, out)
+	}
+	var last int64
+	for line := range strings.Lines(out) {
+		ms, result, _ := strings.Cut(strings.TrimSpace(line), " ")
+		at, err := strconv.ParseInt(ms, 10, 64)
+		if err != nil {
+			continue // the create table's notices
+		}
+		writes++
+		if result != "ok" {
+			failed++
+			continue
+		}
+		if last != 0 {
+			gap = max(gap, time.Duration(at-last)*time.Millisecond)
+		}
+		last = at
+	}
+	if writes-failed < 10 {
+		t.Fatalf("the writer wrote %d rows: it did not watch the restart:\n%s", writes-failed, out)
+	}
+	return gap, writes, failed
+}
