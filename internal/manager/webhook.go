@@ -126,6 +126,9 @@ func setupWebhooks(mgr ctrl.Manager, opts WebhookOptions) error {
 	if err := webhook.SetupAppStackWebhook(mgr); err != nil {
 		return fmt.Errorf("setting up the AppStack webhook: %w", err)
 	}
+	if err := webhook.SetupDatabaseWebhook(mgr); err != nil {
+		return fmt.Errorf("setting up the Database webhook: %w", err)
+	}
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return fmt.Errorf("adding the webhook ready check: %w", err)
 	}

@@ -42,8 +42,8 @@ import (
 	"github.com/steward-dev/steward/internal/webhook"
 )
 
-// k8s is an admin client of an API server whose AppConfig and AppStack
-// webhooks call the validators, served by a manager in this process.
+// k8s is an admin client of an API server whose AppConfig, AppStack and
+// Database webhooks call the validators, served by a manager in this process.
 var k8s client.Client
 
 func TestMain(m *testing.M) {
@@ -89,6 +89,10 @@ func run(m *testing.M) int {
 		return 1
 	}
 	if err := webhook.SetupAppStackWebhook(mgr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := webhook.SetupDatabaseWebhook(mgr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -40,9 +40,10 @@ const AppStackPath = "/validate-steward-dev-v1alpha1-appstack"
 // +kubebuilder:webhook:path=/validate-steward-dev-v1alpha1-appstack,mutating=false,failurePolicy=fail,sideEffects=None,groups=steward.dev,resources=appstacks,verbs=create;update,versions=v1alpha1,name=vappstack.steward.dev,admissionReviewVersions=v1,timeoutSeconds=5,matchPolicy=Equivalent,serviceName=steward-webhook,serviceNamespace=steward-system
 
 // AppStackValidator rejects an AppStack whose components depend on each
-// other in a cycle, depend on a component the stack lacks, or whose
-// spec.config data the AppConfig it renders would reject. CEL validation in
-// the CRD checks most references but cannot find cycles, hence the webhook.
+// other in a cycle, depend on a component the stack lacks, whose databases'
+// parameters the Database webhook would reject, or whose spec.config data
+// the AppConfig it renders would reject. CEL validation in the CRD checks
+// most references but cannot find cycles, hence the webhook.
 type AppStackValidator struct{}
 
 var _ admission.Validator[*v1alpha1.AppStack] = AppStackValidator{}
@@ -88,17 +89,27 @@ func validateStack(obj *v1alpha1.AppStack) error {
 
 // StackProblems lists what is wrong with an AppStack: a dependency cycle or
 // a dependency on a component the stack lacks, as appstack.NewGraph finds
-// it, then the problems of the AppConfig spec.config renders, as Problems
-// finds them for an AppConfig, under spec.config. For example
+// it; then the parameter values each Database's engine would refuse, as
+// DatabaseProblems finds them for a Database, under
+// spec.databases[<name>].parameters; then the problems of the AppConfig
+// spec.config renders, as Problems finds them for an AppConfig, under
+// spec.config. For example
 //
 //	spec.apps[backend].dependsOn: Invalid value: "frontend": dependency cycle: backend -> frontend -> backend
+//	spec.databases[db].parameters.work_mem: Invalid value: "lots" is not a size: use a number with kB, MB, GB or TB (e.g. 128MB)
 //	spec.config.data: Invalid value: key "URL", position 8: unknown reference ${HOSTT}
 func StackProblems(obj *v1alpha1.AppStack) field.ErrorList {
 	var errs field.ErrorList
 	if _, err := appstack.NewGraph(&obj.Spec); err != nil {
 		errs = append(errs, graphProblem(&obj.Spec, err))
 	}
-	if d := appstack.Render(obj); d.Config != nil {
+	d := appstack.Render(obj)
+	for _, db := range obj.Spec.Databases {
+		spec := d.Databases[db.Name]
+		path := field.NewPath("spec", "databases").Key(db.Name).Child("parameters")
+		errs = append(errs, parameterProblems(spec.Engine, spec.Parameters, path)...)
+	}
+	if d.Config != nil {
 		cfg := &v1alpha1.AppConfig{Spec: *d.Config}
 		cfg.Namespace, cfg.Name = obj.Namespace, appstack.ObjectName(obj, appstack.ConfigComponent)
 		errs = append(errs, problems(cfg, field.NewPath("spec", "config"))...)

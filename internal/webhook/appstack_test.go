@@ -89,6 +89,18 @@ func TestStackProblems(t *testing.T) {
 			s.Config.SecretData = map[string]v1alpha1.SecretValueRef{"TOKEN": {SecretName: "api", Key: "token"}}
 			s.Config.Data["AUTH"] = "Bearer ${TOKEN}"
 		}, want: []string{`spec.config.data: Forbidden: key "AUTH", position 8: ${TOKEN} refers to a secretData key: secret values are never rendered into the ConfigMap, so data cannot refer to them`}},
+		{name: "database parameters", mutate: func(s *v1alpha1.AppStackSpec) {
+			s.Databases[0].Parameters = map[string]string{"work_mem": "lots", "max_connections": "0", "custom.setting": "x"}
+		}, want: []string{
+			`spec.databases[db].parameters.max_connections: Invalid value: 0 is out of range: between 1 and 262143`,
+			`spec.databases[db].parameters.work_mem: Invalid value: "lots" is not a size: use a number with kB, MB, GB or TB (e.g. 128MB)`,
+		}},
+		{name: "mariadb parameters", mutate: func(s *v1alpha1.AppStackSpec) {
+			s.Databases[0].Engine = v1alpha1.EngineMariaDB
+			s.Databases[0].Parameters = map[string]string{"slow_query_log": "yes", "work_mem": "lots"}
+		}, want: []string{
+			`spec.databases[db].parameters.slow_query_log: Invalid value: "yes" is not a boolean: use ON, OFF, 1 or 0`,
+		}},
 		{name: "graph and config", mutate: func(s *v1alpha1.AppStackSpec) {
 			s.Apps[0].DependsOn = []string{"frontend"}
 			s.Config.Data["1ST"] = "x"

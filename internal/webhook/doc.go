@@ -15,9 +15,9 @@ limitations under the License.
 */
 
 // Package webhook holds Steward's admission webhooks. They are thin: the
-// rules live in pure packages (internal/appconfig, internal/appstack) that
-// the reconcilers share, and a webhook only turns their findings into an
-// admission answer.
+// rules live in pure packages (internal/appconfig, internal/appstack, the
+// engines' parameter checks in internal/engine) that the reconcilers share,
+// and a webhook only turns their findings into an admission answer.
 //
 // The kubebuilder markers here generate config/webhook/manifests.yaml
 // (make manifests). The Helm chart carries its own copy of that
