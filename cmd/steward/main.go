@@ -106,6 +106,9 @@ func run() error {
 	ctrl.RegisterFlags(fs)
 	flag.Parse()
 	opts.QPS = float32(*qps)
+	if opts.StuckPodTimeout <= 0 {
+		return fmt.Errorf("--stuck-pod-timeout must be positive, not %s", opts.StuckPodTimeout)
+	}
 
 	var encoder ctrlzap.Opts
 	switch *logFormat {
