@@ -149,6 +149,9 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 	if p := validate(db, eng); p != nil {
 		return observed{problem: p}, nil
 	}
+	if p := invalidParameters(db, eng); p != nil {
+		return observed{problem: p}, nil
+	}
 	key := client.ObjectKeyFromObject(db)
 	sts := &appsv1.StatefulSet{}
 	if err := r.get(ctx, key, sts); err != nil {
