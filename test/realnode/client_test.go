@@ -117,8 +117,9 @@ func execIn(ctx context.Context, pod, container, stdin string, command ...string
 	return strings.TrimSpace(out), err
 }
 
-// jsonpath reads a field of an object with kubectl's jsonpath.
+// jsonpath reads a field of an object with kubectl's jsonpath; object is
+// kubectl get's arguments, e.g. "-n steward-system lease/steward.steward.dev".
 func jsonpath(t *testing.T, object, path string) string {
 	t.Helper()
-	return kubectl(t, "get", object, "-o", "jsonpath="+path)
+	return kubectl(t, append(append([]string{"get"}, strings.Fields(object)...), "-o", "jsonpath="+path)...)
 }

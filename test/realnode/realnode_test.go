@@ -93,7 +93,7 @@ func run(m *testing.M) (code int) {
 	}()
 	started := time.Since(began)
 	began = time.Now()
-	if err := devenv.InstallOperator(ctx, cluster, helm, image); err != nil {
+	if err := devenv.InstallOperator(ctx, cluster, helm, image, fmt.Sprintf("stuckPodTimeout=%v", stuckPodTimeout)); err != nil {
 		return fail(err)
 	}
 	installed := time.Since(began)
@@ -191,6 +191,20 @@ func TestOperatorFromItsImage(t *testing.T) {
 	})
 	kubectl(t, "wait", "--for=condition=Ready", sampleKinds, "--all", "--timeout=600s")
 	t.Logf("every real-node sample Ready %v after kubectl apply", time.Since(began).Round(time.Millisecond))
+	// Each object's own time: from its creation to its Ready condition.
+	out := kubectl(t, "get", sampleKinds, "-o",
+		`jsonpath={range .items[*]}{.kind}/{.metadata.name} {.metadata.creationTimestamp} {.status.conditions[?(@.type=="Ready")].lastTransitionTime}{"\n"}{end}`)
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
+		}
+		created, err1 := time.Parse(time.RFC3339, f[1])
+		ready, err2 := time.Parse(time.RFC3339, f[2])
+		if err1 == nil && err2 == nil {
+			t.Logf("%s Ready %v after its creation", f[0], ready.Sub(created))
+		}
+	}
 	ns := "--namespace=" + devenv.OperatorNamespace
 	pods := strings.Fields(kubectl(t, ns, "get", "pods", "-l", "app.kubernetes.io/component=manager",
 		"-o", `jsonpath={range .items[*]}{.metadata.name}={.status.containerStatuses[0].image},{.status.containerStatuses[0].ready},{.spec.nodeName} {end}`))
