@@ -40,6 +40,7 @@ import (
 	"github.com/steward-dev/steward/internal/backup/jobs"
 	"github.com/steward-dev/steward/internal/backup/storetest"
 	backupcontroller "github.com/steward-dev/steward/internal/controller/backup"
+	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/devenv"
 )
 
@@ -113,8 +114,8 @@ const storeSecret = "realnode-backup-store"
 // inside the cluster's network; checks each stored dump against the
 // Backup's status and its manifest; refuses to restore a dump whose bytes
 // were changed in the bucket, leaving the target empty; and restores the
-// scheduled dump into a new Database whose tables are row for row those of
-// the source.
+// scheduled dump into a new Database, with a Restore and with
+// bootstrap.fromBackup, whose tables are row for row those of the source.
 func TestBackupAndRestore(t *testing.T) {
 	requireCluster(t)
 	s3 := startStore(t)
@@ -174,6 +175,12 @@ spec:
 			src, run.Job, run.Object, run.Size, run.SHA256, res.DurationSeconds, run.CompletionTime.Sub(run.StartTime.Time))
 	}
 
+	// A third Database starts from the scheduled dump, with
+	// bootstrap.fromBackup; it is checked at the end.
+	boot := "bk-" + e.short + "-boot"
+	bootBegan := time.Now()
+	applyDumpDatabase(t, boot, e, fmt.Sprintf("  bootstrap:\n    fromBackup: {backupRef: {name: %s}, object: %q}\n", src, scheduled.Object))
+
 	// The on-demand dump with one byte changed in the bucket is refused
 	// before the target is touched.
 	corruptObject(t, s3, prefix+"/"+manual.Object)
@@ -214,6 +221,29 @@ spec:
 	t.Logf("%s: %s restored into %s %v after the Restore's creation: the run %.2fs, the Job from its start %v; %d tables equal",
 		src, scheduled.Object, dst, time.Since(began).Round(time.Millisecond), res.DurationSeconds,
 		good.Status.CompletionTime.Sub(good.Status.StartTime.Time), len(got))
+
+	pollUntil(t, 5*time.Minute, "Database "+boot+" Ready", func() error {
+		var db v1alpha1.Database
+		getJSON(t, &db, "database", boot)
+		if c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionDegraded); c != nil && c.Reason == database.ReasonBootstrapFailed {
+			t.Fatalf("Database %s: %s", boot, c.Message)
+		}
+		return databaseReady(t, boot)
+	})
+	var db v1alpha1.Database
+	getJSON(t, &db, "database", boot)
+	if c := meta.FindStatusCondition(db.Status.Conditions, database.ConditionBootstrapped); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, scheduled.Object) {
+		t.Errorf("Database %s's Bootstrapped condition does not name %s: %+v", boot, scheduled.Object, c)
+	}
+	var bootRestore v1alpha1.Restore
+	getJSON(t, &bootRestore, "restore", db.Status.BootstrapRestore)
+	res = jobResult(t, bootRestore.Status.Job)
+	if got := e.tableChecksums(t, boot+"-0"); !maps.Equal(got, want) {
+		t.Errorf("the tables of %s, bootstrapped from the backup, differ from the source's:\n got  %v\n want %v", boot, got, want)
+	}
+	t.Logf("%s: bootstrapped from %s and Ready %v after its creation (%v by its own timestamps): the restore run %.2fs, its Job from its start %v",
+		boot, scheduled.Object, time.Since(bootBegan).Round(time.Millisecond), readyTook(t, boot), res.DurationSeconds,
+		bootRestore.Status.CompletionTime.Sub(bootRestore.Status.StartTime.Time))
 }
 
 // largeBackupEnv, set to 1, runs TestBackupLargePostgres.
