@@ -27,6 +27,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/engine"
+
 	// The engines register themselves; the checks need them.
 	_ "github.com/steward-dev/steward/internal/engine/mysql"
 	_ "github.com/steward-dev/steward/internal/engine/postgres"

@@ -57,7 +57,7 @@ func TestInvalidParametersDegradeAndKeepTheRunningConfiguration(t *testing.T) {
 		return nil
 	})
 	markRolledOut(t, ns, "tuned", 1)
-	waitSlowly(t, ns, "tuned", "Ready", isReady)
+	waitSlowly(t, ns, "Ready", isReady)
 	good := config()
 	sts := statefulSet(t, ns, "tuned")
 
@@ -66,7 +66,7 @@ func TestInvalidParametersDegradeAndKeepTheRunningConfiguration(t *testing.T) {
 	})
 	want := `spec.parameters.max_connections: -5 is out of range: between 1 and 262143; ` +
 		`spec.parameters.shared_buffers: "not-a-size" is not a size: use a number with kB, MB, GB or TB (e.g. 128MB)`
-	db := waitSlowly(t, ns, "tuned", "Degraded with InvalidParameters", func(db *v1alpha1.Database) bool {
+	db := waitSlowly(t, ns, "Degraded with InvalidParameters", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionDegraded)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == database.ReasonInvalidParameters &&
 			c.ObservedGeneration == db.Generation
@@ -94,7 +94,7 @@ func TestInvalidParametersDegradeAndKeepTheRunningConfiguration(t *testing.T) {
 	update(t, ns, "tuned", func(db *v1alpha1.Database) {
 		db.Spec.Parameters = map[string]string{"work_mem": "16MB", "shared_buffers": "256MB", "max_connections": "-5"}
 	})
-	waitSlowly(t, ns, "tuned", "only max_connections named", func(db *v1alpha1.Database) bool {
+	waitSlowly(t, ns, "only max_connections named", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionDegraded)
 		return c != nil && c.ObservedGeneration == db.Generation &&
 			c.Message == "spec.parameters.max_connections: -5 is out of range: between 1 and 262143"
@@ -112,15 +112,15 @@ func TestInvalidParametersDegradeAndKeepTheRunningConfiguration(t *testing.T) {
 		return nil
 	})
 	markRolledOut(t, ns, "tuned", 1)
-	waitSlowly(t, ns, "tuned", "Ready again", isReady)
+	waitSlowly(t, ns, "Ready again", isReady)
 }
 
-// waitSlowly is waitFor with slowTimeout.
-func waitSlowly(t *testing.T, ns, name, what string, ok func(*v1alpha1.Database) bool) *v1alpha1.Database {
+// waitSlowly is waitFor for the Database "tuned", with slowTimeout.
+func waitSlowly(t *testing.T, ns, what string, ok func(*v1alpha1.Database) bool) *v1alpha1.Database {
 	t.Helper()
 	db := &v1alpha1.Database{}
 	apitest.Eventually(t, slowTimeout, func() error {
-		if err := get(t, ns, name, db); err != nil {
+		if err := get(t, ns, "tuned", db); err != nil {
 			return err
 		}
 		if !ok(db) {

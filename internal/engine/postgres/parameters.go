@@ -59,7 +59,6 @@ const (
 )
 
 var (
-	onOff = []string{"on", "off"}
 	// boolSpellings are the hidden values of the enums that also take a
 	// boolean (synchronous_commit, huge_pages, ...).
 	boolSpellings = []string{"true", "false", "yes", "no", "1", "0"}
@@ -476,13 +475,13 @@ func parseBool(v string) (bool, bool) {
 	switch {
 	case l == "":
 		return false, false
-	case strings.HasPrefix("true", l):
+	case abbreviates(l, "true"):
 		return true, true
-	case strings.HasPrefix("false", l):
+	case abbreviates(l, "false"):
 		return false, true
-	case strings.HasPrefix("yes", l):
+	case abbreviates(l, "yes"):
 		return true, true
-	case strings.HasPrefix("no", l):
+	case abbreviates(l, "no"):
 		return false, true
 	case l == "on":
 		return true, true
@@ -494,6 +493,11 @@ func parseBool(v string) (bool, bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// abbreviates reports whether l is word or a beginning of it.
+func abbreviates(l, word string) bool {
+	return len(l) <= len(word) && word[:len(l)] == l
 }
 
 // memoryUnits and timeUnits are the units of the server's conversion
