@@ -35,6 +35,7 @@ import (
 	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,13 +51,30 @@ const HashAnnotation = "steward.dev/applied-hash"
 const FieldOwner = "steward"
 
 // Conflict is returned when an object with the child's name exists but is not
-// controlled by the owner: Steward never takes over objects it did not create.
+// controlled by the owner: Steward never takes over objects it did not create,
+// nor the children of another of its objects (a Cache and a Database of the
+// same name both want a StatefulSet of that name).
 type Conflict struct {
 	Kind, Name string
+	// Owner is the kind and name of the object that controls it, such as
+	// "Database orders", when it has a controller.
+	Owner string
 }
 
 func (e *Conflict) Error() string {
+	if e.Owner != "" {
+		return fmt.Sprintf("a %s named %q already exists and belongs to %s; rename one of them", e.Kind, e.Name, e.Owner)
+	}
 	return fmt.Sprintf("a %s named %q already exists and is not managed by Steward; rename or delete one of them", e.Kind, e.Name)
+}
+
+// conflict is the Conflict of desired's kind and name with obj.
+func conflict(kind string, obj client.Object) *Conflict {
+	c := &Conflict{Kind: kind, Name: obj.GetName()}
+	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
+		c.Owner = ref.Kind + " " + ref.Name
+	}
+	return c
 }
 
 // Applier applies child objects of one owner kind.
@@ -88,6 +106,11 @@ func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, 
 	u := &unstructured.Unstructured{Object: want}
 
 	exists := current.GetUID() != ""
+	if exists && !controlledBy(current, ownerUID) {
+		// The cache holds every object labelled as Steward's, the
+		// children of other Steward objects too.
+		return conflict(u.GetKind(), current)
+	}
 	if !exists {
 		if exists, err = a.lookUp(ctx, u, current, ownerUID); err != nil {
 			return err
@@ -138,7 +161,7 @@ func (a Applier) lookUp(ctx context.Context, u *unstructured.Unstructured, curre
 	case controlledBy(current, ownerUID):
 		return true, nil
 	default:
-		return false, &Conflict{Kind: u.GetKind(), Name: u.GetName()}
+		return false, conflict(u.GetKind(), current)
 	}
 }
 

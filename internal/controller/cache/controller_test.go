@@ -330,6 +330,51 @@ func TestNameConflict(t *testing.T) {
 	}
 }
 
+// TestNameTakenByAnotherStewardObject gives a Cache the name of a
+// Database: the Database's StatefulSet, labelled as Steward's like every
+// child, is in the operator's cache, and the Cache must neither apply over
+// it nor claim it, but say whose it is.
+func TestNameTakenByAnotherStewardObject(t *testing.T) {
+	ns := namespace(t)
+	ctx := context.Background()
+	labels := map[string]string{"app.kubernetes.io/managed-by": "steward", "steward.dev/database": "twin"}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "twin", Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "steward.dev/v1alpha1", Kind: "Database", Name: "twin",
+				UID: "0b7a5c3e-0000-4000-8000-000000000001", Controller: ptr(true)}}},
+		Spec: appsv1.StatefulSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "postgres", Image: "postgres:15"}}},
+			},
+		},
+	}
+	if err := k8s.Create(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+	c := createCache(t, ns, "twin", v1alpha1.EngineRedis)
+	waitFor(t, c, func(c *v1alpha1.Cache) error {
+		d := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionDegraded)
+		if c.Status.Phase != v1alpha1.CacheDegraded || d == nil || d.Reason != cache.ReasonNameConflict ||
+			!strings.Contains(d.Message, `a StatefulSet named "twin" already exists and belongs to Database twin`) {
+			return fmt.Errorf("phase %q, Degraded %+v", c.Status.Phase, d)
+		}
+		return nil
+	})
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(sts), sts); err != nil {
+		t.Fatal(err)
+	}
+	if got := sts.Spec.Template.Spec.Containers; len(got) != 1 || got[0].Name != "postgres" || got[0].Image != "postgres:15" {
+		t.Errorf("the Database's StatefulSet was changed by the Cache: containers %+v", got)
+	}
+	if ref := metav1.GetControllerOf(sts); ref == nil || ref.Kind != "Database" {
+		t.Errorf("the Database's StatefulSet changed hands: %+v", sts.OwnerReferences)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
 // cacheReadyNow reads the Cache once and reports whether it is Ready.
 func cacheReadyNow(c *v1alpha1.Cache) (*v1alpha1.Cache, error) {
 	got := &v1alpha1.Cache{}
