@@ -133,6 +133,17 @@ func Find(pods []corev1.Pod, timeout time.Duration, now time.Time) (*Problem, ti
 	return found, recheck
 }
 
+// CannotStart returns why one pod cannot start right now (unschedulable,
+// its image not pulled, crash-looping, ...), however briefly that has
+// been so, and whether it cannot.
+func CannotStart(pod *corev1.Pod) (*Problem, bool) {
+	d, ok := diagnose(pod)
+	if !ok {
+		return nil, false
+	}
+	return &Problem{Reason: d.reason, Message: d.message}, true
+}
+
 // diagnosis is what is wrong with one pod and since when.
 type diagnosis struct {
 	reason, message string

@@ -60,7 +60,7 @@ func TestStuckWorkReportsItself(t *testing.T) {
 			fix: `{"spec":{"image":"nginxinc/nginx-unprivileged:1.22"}}`,
 		},
 		{
-			kind: "database", name: "too-big",
+			kind: "database", name: "unschedulable-db",
 			manifest: `spec:
   engine: postgres
   version: "15"
@@ -70,7 +70,7 @@ func TestStuckWorkReportsItself(t *testing.T) {
 			fix: `{"spec":{"resources":{"requests":{"cpu":"50m","memory":"256Mi"},"limits":{"memory":"512Mi"}}}}`,
 		},
 		{
-			kind: "cache", name: "too-big",
+			kind: "cache", name: "unschedulable-cache",
 			manifest: `spec:
   engine: redis
   version: "7.0"

@@ -92,7 +92,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services;configmaps;secrets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=steward.dev,resources=backups;restores,verbs=get;list;watch;create;update;patch;delete
@@ -203,6 +203,9 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 		return obs, err
 	}
 	if err := r.labelRoles(ctx, db, pods); err != nil {
+		return obs, err
+	}
+	if err := r.replaceStuckPods(ctx, db, sts, pods); err != nil {
 		return obs, err
 	}
 	obs.stuck, obs.recheck = stuckpods.Find(pods, stuckpods.OrDefault(r.StuckPodTimeout), time.Now())

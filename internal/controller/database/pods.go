@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,6 +30,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // roleOf is a pod's part in replication: ordinal 0 is the primary.
@@ -63,6 +65,37 @@ func isInstancePod(db *v1alpha1.Database, pod string) bool {
 	}
 	_, err := strconv.ParseUint(ordinal, 10, 32)
 	return err == nil
+}
+
+// replaceStuckPods deletes the instance pods that cannot start and still
+// run an older revision of the StatefulSet. With ordered pod management
+// the StatefulSet controller replaces a pod only after it was ready, which
+// a pod that cannot be scheduled, pulled or started never is: the spec
+// change that removes the cause (smaller requests, another image) would
+// wait forever. Such a pod serves nothing and its volume stays, so nothing
+// is lost; the StatefulSet creates it again from the current revision.
+func (r *Reconciler) replaceStuckPods(ctx context.Context, db *v1alpha1.Database, sts *appsv1.StatefulSet, pods []corev1.Pod) error {
+	current := sts.Status.UpdateRevision
+	if current == "" || sts.Status.ObservedGeneration < sts.Generation {
+		return nil // the StatefulSet controller has not seen the change yet
+	}
+	for i := range pods {
+		pod := &pods[i]
+		if pod.Labels[appsv1.ControllerRevisionHashLabelKey] == current {
+			continue
+		}
+		p, stuck := stuckpods.CannotStart(pod)
+		if !stuck {
+			continue
+		}
+		uid := pod.UID
+		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("replacing pod %s, which cannot start: %w", pod.Name, err)
+		}
+		r.Recorder.Eventf(db, pod, corev1.EventTypeNormal, EventReplacedPod, "Replace",
+			"Deleted %s, which could not start on the previous spec (%s), so that it starts again on the current one", pod.Name, p.Message)
+	}
+	return nil
 }
 
 // labelRoles puts the steward.dev/role label on every pod of the Database,

@@ -341,6 +341,9 @@ const (
 	EventRetained = "DataRetained"
 	// EventDeleted: the Database was deleted with its data.
 	EventDeleted = "DataDeleted"
+	// EventReplacedPod: an instance pod that could not start on an
+	// earlier spec was deleted so that it starts on the current one.
+	EventReplacedPod = "ReplacedPod"
 )
 
 // announce emits events and metrics for the transition from the current

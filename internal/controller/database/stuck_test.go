@@ -23,8 +23,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -137,4 +139,78 @@ func expectWarning(t *testing.T, ns, name, reason string) {
 		}
 		return fmt.Errorf("no Warning %s event for %s among %d events", reason, name, len(list.Items))
 	})
+}
+
+// TestPodStuckOnAnEarlierSpecIsReplaced: an instance that cannot be
+// scheduled keeps its pod of the earlier revision after the spec is fixed,
+// since an ordered StatefulSet replaces a pod only once it was ready.
+// Steward deletes that pod (the StatefulSet creates it again from the
+// current revision) and says so in an event; a stuck pod of the current
+// revision, and a ready pod of an earlier one, are left alone.
+func TestPodStuckOnAnEarlierSpecIsReplaced(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "orders"))
+	sts := statefulSet(t, ns, "orders")
+	eventually(t, func() error {
+		if err := get(t, ns, "orders", sts); err != nil {
+			return err
+		}
+		sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: 1,
+			CurrentRevision: "orders-old", UpdateRevision: "orders-new"}
+		return k8s.Status().Update(context.Background(), sts)
+	})
+	unschedulable := corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+		Message: "0/2 nodes are available: 2 Insufficient cpu.", LastTransitionTime: metav1.Now(),
+	}}}
+	newPod := func(name, revision string) *corev1.Pod {
+		labels := map[string]string{appsv1.ControllerRevisionHashLabelKey: revision}
+		for k, v := range sts.Spec.Template.Labels {
+			labels[k] = v
+		}
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "postgres", Image: "postgres:16"}}},
+		}
+	}
+	// A stuck pod of the current revision: the StatefulSet's to handle.
+	current := newPod("orders-1", "orders-new")
+	create(t, current)
+	setPodStatus(t, current, unschedulable)
+	// A ready pod of the earlier revision: the rollout's to replace.
+	ready := newPod("orders-2", "orders-old")
+	create(t, ready)
+	setPodStatus(t, ready, corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+	}})
+	stuck := newPod("orders-0", "orders-old")
+	create(t, stuck)
+	setPodStatus(t, stuck, unschedulable)
+
+	eventually(t, func() error {
+		err := get(t, ns, "orders-0", &corev1.Pod{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("orders-0, stuck on the earlier revision, is still there (%v)", err)
+	})
+	eventually(t, func() error {
+		list := &eventsv1.EventList{}
+		if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Regarding.Name == "orders" && e.Reason == "ReplacedPod" && strings.Contains(e.Note, "orders-0") &&
+				strings.Contains(e.Note, "Insufficient cpu") {
+				return nil
+			}
+		}
+		return fmt.Errorf("no ReplacedPod event naming orders-0 and its reason")
+	})
+	for _, name := range []string{"orders-1", "orders-2"} {
+		if err := get(t, ns, name, &corev1.Pod{}); err != nil {
+			t.Errorf("%s was deleted: %v", name, err)
+		}
+	}
 }
