@@ -47,7 +47,7 @@ func helm(t *testing.T) string {
 
 // TestHelmChart installs the chart's rendered manifests into the cluster:
 // the operator's Deployment rolls out (on kwok's fake nodes no container
-// runs, so this proves the manifests; test/realnode runs the image), and its
+// runs, so this proves the manifests; test/e2e/realnode runs the image), and its
 // ServiceAccount has the permissions the code asks for and no more.
 func TestHelmChart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
