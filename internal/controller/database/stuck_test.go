@@ -193,7 +193,7 @@ func TestPodStuckOnAnEarlierSpecIsReplaced(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("orders-0, stuck on the earlier revision, is still there (%v)", err)
+		return fmt.Errorf("orders-0, stuck on the earlier revision, is still there (%w)", err)
 	})
 	eventually(t, func() error {
 		list := &eventsv1.EventList{}

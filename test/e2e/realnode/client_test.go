@@ -26,8 +26,8 @@ import (
 	"github.com/steward-dev/steward/internal/devenv"
 )
 
-// client is a pod that stays up with a client program (psql, mariadb,
-// redis-cli, curl) and an application's view of a Steward object: the
+// client is a pod that stays up with a client program (psql or mariadb)
+// and an application's view of a Steward object: the
 // variables of a Secret. Tests run scripts in it with kubectl exec.
 type client struct {
 	name string
@@ -43,8 +43,6 @@ type clientImage struct {
 var (
 	postgresClient = clientImage{"postgres:15", 999}
 	mariadbClient  = clientImage{"mariadb:10.11", 999}
-	redisClient    = clientImage{"redis:7.0", 999}
-	curlClient     = clientImage{"nginxinc/nginx-unprivileged:1.22", 101}
 )
 
 // startClient starts a client pod in namespace default, restricted as an

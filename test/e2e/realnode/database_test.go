@@ -297,7 +297,7 @@ func TestPostgresReplicas(t *testing.T) {
 		for _, pod := range pods {
 			got, err := postgresSuper(t.Context(), pod, "show max_connections")
 			if err != nil || got != "150" {
-				return fmt.Errorf("%s: max_connections %q (%v)", pod, got, err)
+				return fmt.Errorf("%s: max_connections %q (%w)", pod, got, err)
 			}
 		}
 		return nil

@@ -156,14 +156,14 @@ func kubectl(t *testing.T, args ...string) string {
 }
 
 // eventually polls check until it returns nil, failing the test with its
-// last error after timeout; it returns how long that took.
-func eventually(t *testing.T, timeout time.Duration, what string, check func() error) time.Duration {
+// last error after timeout.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
 	t.Helper()
 	began := time.Now()
 	for {
 		err := check()
 		if err == nil {
-			return time.Since(began)
+			return
 		}
 		if time.Since(began) > timeout {
 			t.Fatalf("%s: not after %v: %v", what, timeout, err)
