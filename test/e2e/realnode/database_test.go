@@ -545,3 +545,49 @@ func (w *writer) stop(t *testing.T) (gap time.Duration, writes, failed int) {
 	}
 	return gap, writes, failed
 }
+
+// TestParameterTheServerRefuses sets a restart-only parameter that passes
+// admission (a string) but that PostgreSQL refuses at start: a preload
+// library that does not exist. The rolling restart reaches the replica
+// first, whose server exits with its own FATAL line: the Database turns
+// Degraded with that line, the primary keeps running untouched with its
+// configuration, and removing the parameter brings the replica back.
+func TestParameterTheServerRefuses(t *testing.T) {
+	requireCluster(t)
+	applyDatabase(t, "refused", "postgres", "15", 2, "")
+	started := mustSQL(t, postgresSuper, "refused-0", "select pg_postmaster_start_time()")
+
+	kubectl(t, "patch", "database", "refused", "--type=merge", "-p", `{"spec":{"parameters":{"shared_preload_libraries":"steward_no_such_library"}}}`)
+	var degraded string
+	eventually(t, stuckPodTimeout+4*time.Minute, "Degraded with the server's error", func() error {
+		degraded = jsonpath(t, "database/refused", `{.status.conditions[?(@.type=="Degraded")].status} {.status.conditions[?(@.type=="Degraded")].reason}: {.status.conditions[?(@.type=="Degraded")].message}`)
+		if !strings.HasPrefix(degraded, "True CrashLooping: pod refused-1 container postgres") ||
+			!strings.Contains(degraded, `could not access file "steward_no_such_library"`) {
+			return fmt.Errorf("Degraded = %q", degraded)
+		}
+		return nil
+	})
+	t.Logf("Degraded: %s", degraded)
+	// The primary was not restarted and still serves its configuration.
+	if got := mustSQL(t, postgresSuper, "refused-0", "select pg_postmaster_start_time()"); got != started {
+		t.Errorf("the primary restarted (started %s, now %s): the rollout should have stopped at the replica", started, got)
+	}
+	if got := mustSQL(t, postgresSuper, "refused-0", "show shared_preload_libraries"); got != "" {
+		t.Errorf("the primary runs with shared_preload_libraries %q", got)
+	}
+
+	kubectl(t, "patch", "database", "refused", "--type=merge", "-p", `{"spec":{"parameters":null}}`)
+	kubectl(t, "wait", "--for=condition=Ready", "database/refused", "--timeout=300s")
+	if got := jsonpath(t, "database/refused", `{.status.conditions[?(@.type=="Degraded")].status}`); got != "False" {
+		t.Errorf("Ready again, but Degraded=%s", got)
+	}
+	eventually(t, 2*time.Minute, "refused-1 streaming again", func() error {
+		got, err := postgresSuper(t.Context(), "refused-1", "select status from pg_stat_wal_receiver")
+		if err != nil || got != "streaming" {
+			return fmt.Errorf("WAL receiver %q (%v)", got, err)
+		}
+		return nil
+	})
+	events := kubectl(t, "get", "events", "--field-selector=involvedObject.name=refused,reason=ReplacedPod", "-o", "jsonpath={.items[*].message}")
+	t.Logf("ReplacedPod events: %s", events)
+}
