@@ -106,9 +106,11 @@ func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, 
 	u := &unstructured.Unstructured{Object: want}
 
 	exists := current.GetUID() != ""
-	if exists && !controlledBy(current, ownerUID) {
+	if ref := metav1.GetControllerOfNoCopy(current); exists && ref != nil && ref.UID != ownerUID {
 		// The cache holds every object labelled as Steward's, the
-		// children of other Steward objects too.
+		// children of other Steward objects too. One without a
+		// controller was released by an earlier owner of the same name
+		// (a Database's kept Secrets) for the caller to adopt.
 		return conflict(u.GetKind(), current)
 	}
 	if !exists {

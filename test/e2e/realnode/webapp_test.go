@@ -93,9 +93,9 @@ spec:
 		}
 		return nil
 	}
-	if err := get(); err != nil {
-		t.Fatalf("the page through the Service: %v", err)
-	}
+	// Ready means the pod is; the node's proxy rules for the Service
+	// follow a moment later.
+	eventually(t, time.Minute, "the page through the Service", get)
 
 	kubectl(t, "scale", "webapp", "web", "--replicas=3")
 	var pods []string
