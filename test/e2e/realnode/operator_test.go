@@ -30,16 +30,16 @@ import (
 	"github.com/steward-dev/steward/internal/localcluster"
 )
 
-// TestLeaderKilledWhileConverging applies a Database and 50 WebApps and,
-// while Steward creates them, kills the leading replica's process with
-// SIGKILL. Everything must converge under the next leader, with exactly
-// the children each object asks for, none left over, and the Database's
-// pods never restarted.
+// TestLeaderKilledWhileConverging applies a Database and 10 WebApps,
+// kills the leading replica's process with SIGKILL while it creates them,
+// and applies 40 more WebApps. Everything must converge under the next
+// leader, with exactly the children each object asks for, none left over,
+// and the Database's pods never restarted.
 func TestLeaderKilledWhileConverging(t *testing.T) {
 	requireCluster(t)
 	const ns, apps = "converge", 50
-	var b strings.Builder
-	fmt.Fprintf(&b, `apiVersion: v1
+	var first, second strings.Builder
+	fmt.Fprintf(&first, `apiVersion: v1
 kind: Namespace
 metadata: {name: %s}
 ---
@@ -56,7 +56,11 @@ spec:
     limits: {memory: 512Mi}
 `, ns, ns)
 	for i := range apps {
-		fmt.Fprintf(&b, `---
+		b := &second
+		if i < 10 {
+			b = &first
+		}
+		fmt.Fprintf(b, `---
 apiVersion: steward.dev/v1alpha1
 kind: WebApp
 metadata: {name: app-%02d, namespace: %s}
@@ -77,15 +81,18 @@ spec:
 	leaseBefore := jsonpath(t, "--namespace="+devenv.OperatorNamespace+" lease/steward.steward.dev", "{.spec.leaseTransitions}")
 	leader := leaderPod(t)
 	began := time.Now()
-	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(b.String()), "apply", "-f", "-"); err != nil {
+	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(first.String()), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	// Kill the leader while it works through the 50 WebApps: right
-	// after the apply, when some of their children exist and most not.
 	killed := killOperator(t, leader)
-	t.Logf("SIGKILLed the leader %s (pid %d) %v after kubectl apply, when %d of %d Deployments existed",
-		leader.pod, killed, time.Since(began).Round(time.Millisecond),
-		len(strings.Fields(kubectl(t, "get", "deployments", "-n", ns, "-o", "name"))), apps)
+	t.Logf("SIGKILLed the leader %s (pid %d) %v after applying the Database and 10 WebApps",
+		leader.pod, killed, time.Since(began).Round(time.Millisecond))
+	t.Logf("then: %d StatefulSets and %d Deployments",
+		len(strings.Fields(kubectl(t, "get", "statefulsets", "-n", ns, "-o", "name"))),
+		len(strings.Fields(kubectl(t, "get", "deployments", "-n", ns, "-o", "name"))))
+	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(second.String()), "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
 
 	kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "webapps,databases", "--all", "--timeout=600s")
 	t.Logf("the Database and %d WebApps Ready %v after kubectl apply; the lease is held by %s", apps,
