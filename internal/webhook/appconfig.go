@@ -18,16 +18,12 @@ package webhook
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appconfig"
@@ -43,52 +39,21 @@ const maxErrors = 20
 
 // +kubebuilder:webhook:path=/validate-steward-dev-v1alpha1-appconfig,mutating=false,failurePolicy=fail,sideEffects=None,groups=steward.dev,resources=appconfigs,verbs=create;update,versions=v1alpha1,name=vappconfig.steward.dev,admissionReviewVersions=v1,timeoutSeconds=5,matchPolicy=Equivalent,serviceName=steward-webhook,serviceNamespace=steward-system
 
-// AppConfigValidator rejects an AppConfig whose data the reconciler could
+// appConfigValidator rejects an AppConfig whose data the reconciler could
 // not render: an unknown reference, a reference cycle, an invalid key, an
 // unterminated "${", data over the size limit, or a reference to a
 // secretData key. CEL validation in the CRD cannot find cycles, hence the
 // webhook.
-type AppConfigValidator struct{}
-
-var _ admission.Validator[*v1alpha1.AppConfig] = AppConfigValidator{}
+var appConfigValidator = specValidator[*v1alpha1.AppConfig]{
+	kind:     "AppConfig",
+	problems: Problems,
+	spec:     func(c *v1alpha1.AppConfig) any { return c.Spec },
+}
 
 // SetupAppConfigWebhook registers the validator on the manager's webhook
 // server at AppConfigPath.
 func SetupAppConfigWebhook(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.AppConfig{}).
-		WithValidator(AppConfigValidator{}).
-		WithValidatorCustomPath(AppConfigPath).
-		Complete()
-}
-
-// ValidateCreate checks a new AppConfig.
-func (AppConfigValidator) ValidateCreate(_ context.Context, obj *v1alpha1.AppConfig) (admission.Warnings, error) {
-	return nil, validate(obj)
-}
-
-// ValidateUpdate checks a changed spec. An update that leaves the spec as it
-// was is admitted even if the spec is invalid (it may predate the webhook),
-// so that labels, annotations and finalizers can always be changed.
-func (AppConfigValidator) ValidateUpdate(_ context.Context, oldObj, newObj *v1alpha1.AppConfig) (admission.Warnings, error) {
-	if equality.Semantic.DeepEqual(oldObj.Spec, newObj.Spec) {
-		return nil, nil
-	}
-	return nil, validate(newObj)
-}
-
-// ValidateDelete admits every deletion.
-func (AppConfigValidator) ValidateDelete(context.Context, *v1alpha1.AppConfig) (admission.Warnings, error) {
-	return nil, nil
-}
-
-// validate returns an Invalid API error listing every problem, or nil.
-func validate(obj *v1alpha1.AppConfig) error {
-	errs := Problems(obj)
-	if len(errs) == 0 {
-		return nil
-	}
-	gk := v1alpha1.GroupVersion.WithKind("AppConfig").GroupKind()
-	return apierrors.NewInvalid(gk, obj.Name, errs)
+	return register(mgr, &v1alpha1.AppConfig{}, AppConfigPath, appConfigValidator)
 }
 
 // Problems lists what is wrong with an AppConfig's data and overrides, as

@@ -93,12 +93,12 @@ func TestValidateUpdateAdmitsUnchangedInvalidSpec(t *testing.T) {
 	old := appConfig(map[string]string{"A": "${A}"})
 	labelled := old.DeepCopy()
 	labelled.Labels = map[string]string{"team": "shop"}
-	if _, err := (AppConfigValidator{}).ValidateUpdate(ctx, old, labelled); err != nil {
+	if _, err := appConfigValidator.ValidateUpdate(ctx, old, labelled); err != nil {
 		t.Errorf("a metadata-only update of a spec that predates the webhook was rejected: %v", err)
 	}
 	changed := labelled.DeepCopy()
 	changed.Spec.Data["B"] = "b"
-	if _, err := (AppConfigValidator{}).ValidateUpdate(ctx, old, changed); err == nil {
+	if _, err := appConfigValidator.ValidateUpdate(ctx, old, changed); err == nil {
 		t.Error("a change to an invalid spec was admitted")
 	}
 }

@@ -17,16 +17,12 @@ limitations under the License.
 package webhook
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appstack"
@@ -39,52 +35,21 @@ const AppStackPath = "/validate-steward-dev-v1alpha1-appstack"
 
 // +kubebuilder:webhook:path=/validate-steward-dev-v1alpha1-appstack,mutating=false,failurePolicy=fail,sideEffects=None,groups=steward.dev,resources=appstacks,verbs=create;update,versions=v1alpha1,name=vappstack.steward.dev,admissionReviewVersions=v1,timeoutSeconds=5,matchPolicy=Equivalent,serviceName=steward-webhook,serviceNamespace=steward-system
 
-// AppStackValidator rejects an AppStack whose components depend on each
-// other in a cycle, depend on a component the stack lacks, whose databases'
-// parameters the Database webhook would reject, or whose spec.config data
-// the AppConfig it renders would reject. CEL validation in the CRD checks
-// most references but cannot find cycles, hence the webhook.
-type AppStackValidator struct{}
-
-var _ admission.Validator[*v1alpha1.AppStack] = AppStackValidator{}
+// appStackValidator rejects an AppStack whose components depend on each
+// other in a cycle, depend on a component the stack lacks, whose
+// databases' parameters the Database webhook would reject, or whose
+// spec.config data the AppConfig it renders would reject. CEL validation in
+// the CRD checks most references but cannot find cycles, hence the webhook.
+var appStackValidator = specValidator[*v1alpha1.AppStack]{
+	kind:     "AppStack",
+	problems: StackProblems,
+	spec:     func(s *v1alpha1.AppStack) any { return s.Spec },
+}
 
 // SetupAppStackWebhook registers the validator on the manager's webhook
 // server at AppStackPath.
 func SetupAppStackWebhook(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.AppStack{}).
-		WithValidator(AppStackValidator{}).
-		WithValidatorCustomPath(AppStackPath).
-		Complete()
-}
-
-// ValidateCreate checks a new AppStack.
-func (AppStackValidator) ValidateCreate(_ context.Context, obj *v1alpha1.AppStack) (admission.Warnings, error) {
-	return nil, validateStack(obj)
-}
-
-// ValidateUpdate checks a changed spec. An update that leaves the spec as it
-// was is admitted even if the spec is invalid (it may predate the webhook),
-// so that labels, annotations and finalizers can always be changed.
-func (AppStackValidator) ValidateUpdate(_ context.Context, oldObj, newObj *v1alpha1.AppStack) (admission.Warnings, error) {
-	if equality.Semantic.DeepEqual(oldObj.Spec, newObj.Spec) {
-		return nil, nil
-	}
-	return nil, validateStack(newObj)
-}
-
-// ValidateDelete admits every deletion.
-func (AppStackValidator) ValidateDelete(context.Context, *v1alpha1.AppStack) (admission.Warnings, error) {
-	return nil, nil
-}
-
-// validateStack returns an Invalid API error listing every problem, or nil.
-func validateStack(obj *v1alpha1.AppStack) error {
-	errs := StackProblems(obj)
-	if len(errs) == 0 {
-		return nil
-	}
-	gk := v1alpha1.GroupVersion.WithKind("AppStack").GroupKind()
-	return apierrors.NewInvalid(gk, obj.Name, errs)
+	return register(mgr, &v1alpha1.AppStack{}, AppStackPath, appStackValidator)
 }
 
 // StackProblems lists what is wrong with an AppStack: a dependency cycle or

@@ -141,18 +141,18 @@ func TestValidateStackUpdateAdmitsUnchangedInvalidSpec(t *testing.T) {
 	old := appStack(func(s *v1alpha1.AppStackSpec) { s.Apps[0].DependsOn = []string{"frontend"} })
 	labelled := old.DeepCopy()
 	labelled.Labels = map[string]string{"team": "shop"}
-	if _, err := (AppStackValidator{}).ValidateUpdate(ctx, old, labelled); err != nil {
+	if _, err := appStackValidator.ValidateUpdate(ctx, old, labelled); err != nil {
 		t.Errorf("a metadata-only update of a spec that predates the webhook was rejected: %v", err)
 	}
 	changed := labelled.DeepCopy()
 	changed.Spec.Environment = v1alpha1.StackStaging
-	if _, err := (AppStackValidator{}).ValidateUpdate(ctx, old, changed); err == nil {
+	if _, err := appStackValidator.ValidateUpdate(ctx, old, changed); err == nil {
 		t.Error("a change to an invalid spec was admitted")
 	}
-	if _, err := (AppStackValidator{}).ValidateCreate(ctx, old); err == nil {
+	if _, err := appStackValidator.ValidateCreate(ctx, old); err == nil {
 		t.Error("an invalid stack was admitted on create")
 	}
-	if _, err := (AppStackValidator{}).ValidateDelete(ctx, old); err != nil {
+	if _, err := appStackValidator.ValidateDelete(ctx, old); err != nil {
 		t.Errorf("a deletion was rejected: %v", err)
 	}
 }

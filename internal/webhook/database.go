@@ -17,13 +17,8 @@ limitations under the License.
 package webhook
 
 import (
-	"context"
-
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/engine"
@@ -40,55 +35,22 @@ const DatabasePath = "/validate-steward-dev-v1alpha1-database"
 
 // +kubebuilder:webhook:path=/validate-steward-dev-v1alpha1-database,mutating=false,failurePolicy=fail,sideEffects=None,groups=steward.dev,resources=databases,verbs=create;update,versions=v1alpha1,name=vdatabase.steward.dev,admissionReviewVersions=v1,timeoutSeconds=5,matchPolicy=Equivalent,serviceName=steward-webhook,serviceNamespace=steward-system
 
-// DatabaseValidator rejects a Database whose spec.parameters give a setting
-// the engine knows a value it would refuse: not a size, a duration, a
-// number or a boolean where one is expected, not one of an enum's values,
-// or out of the setting's range. The engine's rules are too many and too
-// detailed for CEL, hence the webhook. Unknown settings are accepted.
-type DatabaseValidator struct{}
-
-var _ admission.Validator[*v1alpha1.Database] = DatabaseValidator{}
+// databaseValidator rejects a Database whose spec.parameters give a
+// setting the engine knows a value it would refuse: not a size, a
+// duration, a number or a boolean where one is expected, not one of an
+// enum's values, or out of the setting's range. The engine's rules are too
+// many and too detailed for CEL, hence the webhook. Unknown settings are
+// accepted. A Database being deleted is never held up.
+var databaseValidator = specValidator[*v1alpha1.Database]{
+	kind:     "Database",
+	problems: DatabaseProblems,
+	spec:     func(db *v1alpha1.Database) any { return db.Spec },
+}
 
 // SetupDatabaseWebhook registers the validator on the manager's webhook
 // server at DatabasePath.
 func SetupDatabaseWebhook(mgr ctrl.Manager) error {
-	return ctrl.NewWebhookManagedBy(mgr, &v1alpha1.Database{}).
-		WithValidator(DatabaseValidator{}).
-		WithValidatorCustomPath(DatabasePath).
-		Complete()
-}
-
-// ValidateCreate checks a new Database.
-func (DatabaseValidator) ValidateCreate(_ context.Context, obj *v1alpha1.Database) (admission.Warnings, error) {
-	return nil, validateDatabase(obj)
-}
-
-// ValidateUpdate checks every known parameter of a changed spec, changed
-// or not: an invalid stored value can only predate the webhook, and the
-// reconciler refuses it anyway. An update that leaves the spec as it was is
-// admitted, so that labels, annotations and finalizers can always be
-// changed, and a Database being deleted is never held up. Status updates
-// do not come here: the webhook does not watch the status subresource.
-func (DatabaseValidator) ValidateUpdate(_ context.Context, oldObj, newObj *v1alpha1.Database) (admission.Warnings, error) {
-	if equality.Semantic.DeepEqual(oldObj.Spec, newObj.Spec) || !newObj.DeletionTimestamp.IsZero() {
-		return nil, nil
-	}
-	return nil, validateDatabase(newObj)
-}
-
-// ValidateDelete admits every deletion.
-func (DatabaseValidator) ValidateDelete(context.Context, *v1alpha1.Database) (admission.Warnings, error) {
-	return nil, nil
-}
-
-// validateDatabase returns an Invalid API error listing every problem, or nil.
-func validateDatabase(obj *v1alpha1.Database) error {
-	errs := DatabaseProblems(obj)
-	if len(errs) == 0 {
-		return nil
-	}
-	gk := v1alpha1.GroupVersion.WithKind("Database").GroupKind()
-	return apierrors.NewInvalid(gk, obj.Name, errs)
+	return register(mgr, &v1alpha1.Database{}, DatabasePath, databaseValidator)
 }
 
 // DatabaseProblems lists the parameters whose values the Database's engine

@@ -76,7 +76,7 @@ func TestDatabaseProblems(t *testing.T) {
 
 func TestValidateDatabaseUpdate(t *testing.T) {
 	ctx := context.Background()
-	v := DatabaseValidator{}
+	v := databaseValidator
 	old := database(v1alpha1.EnginePostgres, map[string]string{"shared_buffers": "lots"})
 	if _, err := v.ValidateCreate(ctx, old); err == nil {
 		t.Error("an invalid Database was admitted on create")
