@@ -104,6 +104,9 @@ func TestHelmChart(t *testing.T) {
 		{"update", "databases.steward.dev", "--subresource=finalizers"},
 		{"patch", "validatingwebhookconfigurations.admissionregistration.k8s.io/steward-validating-webhook-configuration"},
 		{"update", "secrets"},
+		// A database instance's pod that cannot start on an earlier spec
+		// is deleted, for its StatefulSet to start it on the current one.
+		{"delete", "pods"},
 	} {
 		verb := allowed[0]
 		if verb == "apply" {
@@ -115,7 +118,7 @@ func TestHelmChart(t *testing.T) {
 		}
 	}
 	for _, denied := range [][]string{
-		{"delete", "namespaces"}, {"create", "pods"}, {"delete", "pods"},
+		{"delete", "namespaces"}, {"create", "pods"}, {"deletecollection", "pods"},
 		{"create", "persistentvolumeclaims"}, {"delete", "persistentvolumes"}, {"list", "storageclasses.storage.k8s.io"},
 		{"update", "webapps.steward.dev"}, {"update", "caches.steward.dev"},
 		{"patch", "validatingwebhookconfigurations.admissionregistration.k8s.io/other"},
