@@ -325,7 +325,7 @@ func TestPostgresReplicas(t *testing.T) {
 	eventually(t, 2*time.Minute, "both replicas streaming from the restarted primary", func() error {
 		got, err := postgresSuper(t.Context(), "pg-0", "select count(*) from pg_stat_replication where state = 'streaming'")
 		if err != nil || got != "2" {
-			return fmt.Errorf("%q streaming (%v)", got, err)
+			return fmt.Errorf("%q streaming (%w)", got, err)
 		}
 		return nil
 	})
@@ -589,7 +589,7 @@ func TestParameterTheServerRefuses(t *testing.T) {
 	eventually(t, 2*time.Minute, "refused-1 streaming again", func() error {
 		got, err := postgresSuper(t.Context(), "refused-1", "select status from pg_stat_wal_receiver")
 		if err != nil || got != "streaming" {
-			return fmt.Errorf("WAL receiver %q (%v)", got, err)
+			return fmt.Errorf("WAL receiver %q (%w)", got, err)
 		}
 		return nil
 	})
