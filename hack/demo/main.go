@@ -104,7 +104,7 @@ func run(ctx context.Context, cfg config) (err error) {
 	}
 	var archives []string
 	if unavailable == nil {
-		d.step("Building the images: PostgreSQL, MariaDB, Redis, memcached, nginx and pause from Debian's packages, and Steward's own (cached in bin/images)")
+		d.step("Building the images: PostgreSQL, MariaDB, Redis, memcached, nginx, the demo application (nginx with psql and redis-cli) and pause from Debian's packages, and Steward's own (cached in bin/images)")
 		if archives, err = buildImages(ctx, cfg.operatorBin); err != nil {
 			if cfg.nodes == "real" {
 				return err
