@@ -89,7 +89,11 @@ func (r *Reconciler) replaceStuckPods(ctx context.Context, db *v1alpha1.Database
 			continue
 		}
 		uid := pod.UID
-		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+		err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &uid})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue // deleted already; the cache had not seen it go
+		case err != nil:
 			return fmt.Errorf("replacing pod %s, which cannot start: %w", pod.Name, err)
 		}
 		r.Recorder.Eventf(db, pod, corev1.EventTypeNormal, EventReplacedPod, "Replace",

@@ -41,7 +41,6 @@ import (
 	"github.com/steward-dev/steward/internal/backup/storetest"
 	backupcontroller "github.com/steward-dev/steward/internal/controller/backup"
 	"github.com/steward-dev/steward/internal/controller/database"
-	"github.com/steward-dev/steward/internal/devenv"
 )
 
 // dumpEngine is an engine whose Databases the backup tests fill, dump,
@@ -132,7 +131,7 @@ func backupAndRestore(t *testing.T, e dumpEngine, s3 *storetest.S3Server) {
 	applyDumpDatabase(t, src, e, "")
 	applyDumpDatabase(t, dst, e, "")
 	for _, name := range []string{src, dst} {
-		pollUntil(t, 7*time.Minute, "Database "+name+" Ready", func() error { return databaseReady(t, name) })
+		eventually(t, 7*time.Minute, "Database "+name+" Ready", func() error { return databaseReady(t, name) })
 		t.Logf("%s %s Database %s Ready %v after its creation", e.engine, e.version, name, readyTook(t, name))
 	}
 
@@ -222,7 +221,7 @@ spec:
 		src, scheduled.Object, dst, time.Since(began).Round(time.Millisecond), res.DurationSeconds,
 		good.Status.CompletionTime.Sub(good.Status.StartTime.Time), len(got))
 
-	pollUntil(t, 5*time.Minute, "Database "+boot+" Ready", func() error {
+	eventually(t, 5*time.Minute, "Database "+boot+" Ready", func() error {
 		var db v1alpha1.Database
 		getJSON(t, &db, "database", boot)
 		if c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionDegraded); c != nil && c.Reason == database.ReasonBootstrapFailed {
@@ -265,7 +264,7 @@ func TestBackupLargePostgres(t *testing.T) {
 	applyDumpDatabase(t, src, e, storage)
 	applyDumpDatabase(t, dst, e, storage)
 	for _, name := range []string{src, dst} {
-		pollUntil(t, 7*time.Minute, "Database "+name+" Ready", func() error { return databaseReady(t, name) })
+		eventually(t, 7*time.Minute, "Database "+name+" Ready", func() error { return databaseReady(t, name) })
 	}
 	began := time.Now()
 	e.must(t, src+"-0", `create table big (id int primary key, payload text, at timestamptz);
@@ -297,7 +296,7 @@ spec:
   suspend: true
 `, src, backupcontroller.AnnotationBackupNow, now, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecret))
 	var run v1alpha1.BackupRun
-	pollUntil(t, 15*time.Minute, "the on-demand backup of "+src, func() error {
+	eventually(t, 15*time.Minute, "the on-demand backup of "+src, func() error {
 		var b v1alpha1.Backup
 		getJSON(t, &b, "backup", src)
 		if len(b.Status.History) == 0 {
@@ -361,20 +360,7 @@ stringData:
 // earlier run.
 func applyDumpDatabase(t *testing.T, name string, e dumpEngine, extra string) {
 	t.Helper()
-	applyAndDelete(t, "database/"+name, fmt.Sprintf(`apiVersion: steward.dev/v1alpha1
-kind: Database
-metadata:
-  name: %s
-  namespace: default
-spec:
-  engine: %s
-  version: %q
-  replicas: 1
-  deletionPolicy: Delete
-  resources:
-    requests: {cpu: 50m, memory: 256Mi}
-    limits: {memory: 512Mi}
-%s`, name, e.engine, e.version, extra))
+	applyAndDelete(t, "database/"+name, databaseManifest(name, e.engine, e.version, 1, extra))
 }
 
 // applyRestore creates a Restore of a Backup's object into a Database and
@@ -393,45 +379,12 @@ spec:
 	return name
 }
 
-// applyAndDelete applies the manifest of one object and deletes the object
-// when the test ends.
-func applyAndDelete(t *testing.T, object, manifest string) {
-	t.Helper()
-	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(manifest), "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 4*time.Minute)
-		defer cancel()
-		if out, err := devenv.Kubectl(ctx, cluster, nil, "delete", object, "--ignore-not-found", "--timeout=180s"); err != nil {
-			t.Errorf("deleting %s: %v: %s", object, err, out)
-		}
-	})
-}
-
 // getJSON reads an object with kubectl get into a typed value.
 func getJSON(t *testing.T, into any, args ...string) {
 	t.Helper()
 	out := kubectl(t, append(append([]string{"get"}, args...), "-o", "json")...)
 	if err := json.Unmarshal([]byte(out), into); err != nil {
 		t.Fatalf("kubectl get %v: %v", args, err)
-	}
-}
-
-// pollUntil calls check every second until it returns nil, and fails the
-// test with its last error after timeout.
-func pollUntil(t *testing.T, timeout time.Duration, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %v: %v", what, timeout, err)
-		}
-		time.Sleep(time.Second)
 	}
 }
 
@@ -459,8 +412,7 @@ func readyTook(t *testing.T, name string) time.Duration {
 
 // sql runs SQL in an instance with the engine's client.
 func (e dumpEngine) sql(ctx context.Context, pod, sql string) (string, error) {
-	out, err := devenv.Kubectl(ctx, cluster, []byte(sql), "exec", "-i", pod, "-c", e.container, "--", "sh", "-c", e.client)
-	return strings.TrimSpace(out), err
+	return execIn(ctx, pod, e.container, sql, "sh", "-c", e.client)
 }
 
 // must runs SQL in an instance and fails the test when it fails.
@@ -490,7 +442,7 @@ func (e dumpEngine) tableChecksums(t *testing.T, pod string) map[string]string {
 func waitForRuns(t *testing.T, name, value string, began time.Time) (manual, scheduled v1alpha1.BackupRun) {
 	t.Helper()
 	manualJob := backupcontroller.ManualJobName(&v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: name}}, value)
-	pollUntil(t, 4*time.Minute, "an on-demand and a scheduled run of Backup "+name, func() error {
+	eventually(t, 4*time.Minute, "an on-demand and a scheduled run of Backup "+name, func() error {
 		var b v1alpha1.Backup
 		getJSON(t, &b, "backup", name)
 		for _, run := range b.Status.History {
@@ -571,7 +523,7 @@ func corruptObject(t *testing.T, s3 *storetest.S3Server, key string) {
 func waitForRestore(t *testing.T, name string) v1alpha1.Restore {
 	t.Helper()
 	var rs v1alpha1.Restore
-	pollUntil(t, 5*time.Minute, "Restore "+name+" finished", func() error {
+	eventually(t, 5*time.Minute, "Restore "+name+" finished", func() error {
 		rs = v1alpha1.Restore{}
 		getJSON(t, &rs, "restore", name)
 		if p := rs.Status.Phase; p == v1alpha1.RestoreSucceeded || p == v1alpha1.RestoreFailed {

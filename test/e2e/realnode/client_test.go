@@ -121,3 +121,19 @@ func jsonpath(t *testing.T, object, path string) string {
 	t.Helper()
 	return kubectl(t, append(append([]string{"get"}, strings.Fields(object)...), "-o", "jsonpath="+path)...)
 }
+
+// applyAndDelete applies the manifest of one object and deletes the object
+// when the test ends.
+func applyAndDelete(t *testing.T, object, manifest string) {
+	t.Helper()
+	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(manifest), "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 4*time.Minute)
+		defer cancel()
+		if out, err := devenv.Kubectl(ctx, cluster, nil, "delete", object, "--ignore-not-found", "--timeout=180s"); err != nil {
+			t.Errorf("deleting %s: %v: %s", object, err, out)
+		}
+	})
+}

@@ -32,12 +32,11 @@ import (
 	"github.com/steward-dev/steward/internal/localcluster"
 )
 
-// applyDatabase creates a Database with small CPU requests, waits until it
-// is Ready, logs how long that took, and deletes it with its data when the
-// test ends.
-func applyDatabase(t *testing.T, name, engine, version string, instances int, extra string) {
-	t.Helper()
-	manifest := fmt.Sprintf(`apiVersion: steward.dev/v1alpha1
+// databaseManifest is a Database with small CPU requests (each node offers
+// only the machine's cores) that deletes its data with it: a Database
+// created again under the same name by a later run must start empty.
+func databaseManifest(name, engine, version string, instances int, extra string) string {
+	return fmt.Sprintf(`apiVersion: steward.dev/v1alpha1
 kind: Database
 metadata:
   name: %s
@@ -51,17 +50,14 @@ spec:
     requests: {cpu: 50m, memory: 256Mi}
     limits: {memory: 512Mi}
 %s`, name, engine, version, instances, extra)
+}
+
+// applyDatabase creates a Database, waits until it is Ready, logs how long
+// that took, and deletes it with its data when the test ends.
+func applyDatabase(t *testing.T, name, engine, version string, instances int, extra string) {
+	t.Helper()
 	began := time.Now()
-	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(manifest), "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 4*time.Minute)
-		defer cancel()
-		if out, err := devenv.Kubectl(ctx, cluster, nil, "delete", "database", name, "--timeout=180s"); err != nil {
-			t.Errorf("deleting Database %s: %v: %s", name, err, out)
-		}
-	})
+	applyAndDelete(t, "database/"+name, databaseManifest(name, engine, version, instances, extra))
 	kubectl(t, "wait", "--for=condition=Ready", "database/"+name, "--timeout=420s")
 	t.Logf("%s %s Database with %d instances Ready %v after kubectl apply", engine, version, instances, time.Since(began).Round(time.Millisecond))
 }
@@ -321,7 +317,17 @@ func TestPostgresReplicas(t *testing.T) {
 	if primaryRestart == 0 || gap > primaryRestart+10*time.Second {
 		t.Errorf("the read-write endpoint was gone %v, the primary's restart took %v", gap, primaryRestart)
 	}
-	// The replicas reconnect to the restarted primary on their own.
+	// The replicas reconnect to the restarted primary on their own. When
+	// one does not, its server's log says why.
+	defer func() {
+		if !t.Failed() {
+			return
+		}
+		for _, pod := range pods[1:] {
+			out, _ := devenv.Kubectl(context.WithoutCancel(t.Context()), cluster, nil, "logs", pod, "-c", "postgres", "--tail=40")
+			t.Logf("%s's log:\n%s", pod, out)
+		}
+	}()
 	eventually(t, 2*time.Minute, "both replicas streaming from the restarted primary", func() error {
 		got, err := postgresSuper(t.Context(), "pg-0", "select count(*) from pg_stat_replication where state = 'streaming'")
 		if err != nil || got != "2" {

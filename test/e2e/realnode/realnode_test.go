@@ -168,7 +168,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() e
 		if time.Since(began) > timeout {
 			t.Fatalf("%s: not after %v: %v", what, timeout, err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 

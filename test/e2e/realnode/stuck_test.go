@@ -17,13 +17,10 @@ limitations under the License.
 package realnode
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/steward-dev/steward/internal/devenv"
 )
 
 // stuckPodTimeout is the operator's --stuck-pod-timeout in these tests
@@ -84,14 +81,7 @@ func TestStuckWorkReportsItself(t *testing.T) {
 	began := time.Now()
 	for _, c := range cases {
 		manifest := fmt.Sprintf("apiVersion: steward.dev/v1alpha1\nkind: %s\nmetadata: {name: %s, namespace: default}\n%s\n", kinds[c.kind], c.name, c.manifest)
-		if out, err := devenv.Kubectl(t.Context(), cluster, []byte(manifest), "apply", "-f", "-"); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 3*time.Minute)
-			defer cancel()
-			_, _ = devenv.Kubectl(ctx, cluster, nil, "delete", c.kind, c.name, "--timeout=120s")
-		})
+		applyAndDelete(t, c.kind+"/"+c.name, manifest)
 	}
 	for _, c := range cases {
 		object := c.kind + "/" + c.name

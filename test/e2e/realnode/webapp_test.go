@@ -17,7 +17,6 @@ limitations under the License.
 package realnode
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,8 +25,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/steward-dev/steward/internal/devenv"
 )
 
 // TestWebAppScaleAndRollout serves a page through a WebApp's Service,
@@ -60,12 +57,7 @@ spec:
     limits: {memory: 64Mi}
 `, image)
 	began := time.Now()
-	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(manifest), "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		_, _ = devenv.Kubectl(context.WithoutCancel(t.Context()), cluster, nil, "delete", "webapp", "web", "--wait=false")
-	})
+	applyAndDelete(t, "webapp/web", manifest)
 	kubectl(t, "wait", "--for=condition=Ready", "webapp/web", "--timeout=300s")
 	t.Logf("WebApp Ready %v after kubectl apply", time.Since(began).Round(time.Millisecond))
 
