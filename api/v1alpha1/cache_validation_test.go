@@ -32,7 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/apitest"
+	"github.com/steward-dev/steward/internal/testenv/apitest"
 )
 
 // These tests send Caches to a real API server with the generated CRD, so

@@ -41,9 +41,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/steward-dev/steward/internal/devenv"
-	"github.com/steward-dev/steward/internal/images"
-	"github.com/steward-dev/steward/internal/localcluster"
+	"github.com/steward-dev/steward/internal/testenv/devenv"
+	"github.com/steward-dev/steward/internal/build/images"
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
 // config is what the flags set.

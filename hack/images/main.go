@@ -36,7 +36,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/steward-dev/steward/internal/images"
+	"github.com/steward-dev/steward/internal/build/images"
 )
 
 func main() {

@@ -39,7 +39,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/steward-dev/steward/internal/engine"
-	"github.com/steward-dev/steward/internal/realserver"
+	"github.com/steward-dev/steward/internal/testenv/realserver"
 )
 
 // childEnv makes the test binary act as `steward instance`: the tests run

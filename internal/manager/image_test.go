@@ -20,8 +20,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/steward-dev/steward/internal/images"
-	"github.com/steward-dev/steward/internal/localcluster"
+	"github.com/steward-dev/steward/internal/build/images"
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
 // TestDefaultInstanceImageIsThisRelease keeps the default instance image

@@ -38,7 +38,7 @@ import (
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/apitest"
+	"github.com/steward-dev/steward/internal/testenv/apitest"
 	"github.com/steward-dev/steward/internal/webhook"
 )
 

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/apitest"
+	"github.com/steward-dev/steward/internal/testenv/apitest"
 )
 
 const appStackHook = "vappstack.steward.dev"

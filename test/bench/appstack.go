@@ -35,7 +35,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appstack"
-	"github.com/steward-dev/steward/internal/devenv"
+	"github.com/steward-dev/steward/internal/testenv/devenv"
 )
 
 // stackScenario is the AppStack kind. Its measure is stacks: bulk creates

@@ -34,7 +34,7 @@ import (
 	"github.com/steward-dev/steward/internal/engine"
 	_ "github.com/steward-dev/steward/internal/engine/postgres"
 	"github.com/steward-dev/steward/internal/labels"
-	"github.com/steward-dev/steward/internal/localcluster"
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
 	"github.com/steward-dev/steward/internal/manager"
 )
 

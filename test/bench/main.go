@@ -44,8 +44,8 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/steward-dev/steward/internal/devenv"
-	"github.com/steward-dev/steward/internal/localcluster"
+	"github.com/steward-dev/steward/internal/testenv/devenv"
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
 	"github.com/steward-dev/steward/internal/manager"
 )
 

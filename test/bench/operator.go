@@ -28,7 +28,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/steward-dev/steward/internal/devenv"
+	"github.com/steward-dev/steward/internal/testenv/devenv"
 	"github.com/steward-dev/steward/internal/metrics"
 )
 

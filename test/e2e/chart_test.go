@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/steward-dev/steward/internal/localcluster"
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
 // helm finds the helm binary: $HELM, or the one make installs in bin/.

@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/steward-dev/steward/internal/devenv"
+	"github.com/steward-dev/steward/internal/testenv/devenv"
 )
 
 const webapp = `

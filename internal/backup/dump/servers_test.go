@@ -42,7 +42,7 @@ import (
 	"github.com/steward-dev/steward/internal/engine"
 	"github.com/steward-dev/steward/internal/engine/mysql"
 	"github.com/steward-dev/steward/internal/engine/postgres"
-	"github.com/steward-dev/steward/internal/realserver"
+	"github.com/steward-dev/steward/internal/testenv/realserver"
 )
 
 type syncBuffer struct {

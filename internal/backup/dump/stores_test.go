@@ -24,7 +24,7 @@ import (
 
 	"github.com/steward-dev/steward/internal/backup/retention"
 	"github.com/steward-dev/steward/internal/backup/store"
-	"github.com/steward-dev/steward/internal/backup/storetest"
+	"github.com/steward-dev/steward/internal/testenv/storetest"
 )
 
 // TestRoundTripThroughEveryStore backs up a real PostgreSQL and a real

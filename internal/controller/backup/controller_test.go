@@ -35,7 +35,7 @@ import (
 	"github.com/steward-dev/steward/internal/backup/dump"
 	"github.com/steward-dev/steward/internal/backup/jobs"
 	"github.com/steward-dev/steward/internal/backup/store"
-	"github.com/steward-dev/steward/internal/backup/storetest"
+	"github.com/steward-dev/steward/internal/testenv/storetest"
 	"github.com/steward-dev/steward/internal/controller/backup"
 )
 

@@ -26,7 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/apitest"
+	"github.com/steward-dev/steward/internal/testenv/apitest"
 	"github.com/steward-dev/steward/internal/controller/database"
 )
 

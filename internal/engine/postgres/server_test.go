@@ -33,7 +33,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/steward-dev/steward/internal/engine"
-	"github.com/steward-dev/steward/internal/realserver"
+	"github.com/steward-dev/steward/internal/testenv/realserver"
 )
 
 // pg15 are the programs these tests need, from Debian's postgresql-15.

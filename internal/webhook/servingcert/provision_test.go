@@ -31,7 +31,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/steward-dev/steward/internal/apitest"
+	"github.com/steward-dev/steward/internal/testenv/apitest"
 	"github.com/steward-dev/steward/internal/webhook/servingcert"
 )
 

@@ -38,7 +38,7 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/dump"
 	"github.com/steward-dev/steward/internal/backup/jobs"
-	"github.com/steward-dev/steward/internal/backup/storetest"
+	"github.com/steward-dev/steward/internal/testenv/storetest"
 	backupcontroller "github.com/steward-dev/steward/internal/controller/backup"
 	"github.com/steward-dev/steward/internal/controller/database"
 )

@@ -28,8 +28,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/steward-dev/steward/internal/devenv"
-	"github.com/steward-dev/steward/internal/localcluster"
+	"github.com/steward-dev/steward/internal/testenv/devenv"
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
 // databaseManifest is a Database with small CPU requests (each node offers

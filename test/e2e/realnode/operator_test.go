@@ -26,8 +26,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/steward-dev/steward/internal/devenv"
-	"github.com/steward-dev/steward/internal/localcluster"
+	"github.com/steward-dev/steward/internal/testenv/devenv"
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
 // TestLeaderKilledWhileConverging applies a Database and 10 WebApps,

@@ -31,9 +31,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/steward-dev/steward/internal/devenv"
-	"github.com/steward-dev/steward/internal/images"
-	"github.com/steward-dev/steward/internal/localcluster"
+	"github.com/steward-dev/steward/internal/testenv/devenv"
+	"github.com/steward-dev/steward/internal/build/images"
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
 // The cluster every test of the package uses: two real nodes, Steward

@@ -33,7 +33,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/steward-dev/steward/internal/localcluster"
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
 // Kubectl runs kubectl against the cluster and returns its standard output.

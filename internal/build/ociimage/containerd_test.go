@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/steward-dev/steward/internal/ociimage"
-	"github.com/steward-dev/steward/internal/ociimage/ctrtest"
+	"github.com/steward-dev/steward/internal/build/ociimage"
+	"github.com/steward-dev/steward/internal/testenv/ctrtest"
 )
 
 // TestContainerdImport imports an archive into a real containerd, which

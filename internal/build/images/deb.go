@@ -30,7 +30,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/steward-dev/steward/internal/ociimage"
+	"github.com/steward-dev/steward/internal/build/ociimage"
 )
 
 // spool holds the content of the packages' files for one build: dpkg-deb

@@ -27,7 +27,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/steward-dev/steward/internal/ociimage"
+	"github.com/steward-dev/steward/internal/build/ociimage"
 )
 
 func TestParseSimulation(t *testing.T) {

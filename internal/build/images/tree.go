@@ -26,7 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/steward-dev/steward/internal/ociimage"
+	"github.com/steward-dev/steward/internal/build/ociimage"
 )
 
 // epoch is the time stamp of everything the builder adds itself.

@@ -25,8 +25,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/steward-dev/steward/internal/ociimage"
-	"github.com/steward-dev/steward/internal/ociimage/ctrtest"
+	"github.com/steward-dev/steward/internal/build/ociimage"
+	"github.com/steward-dev/steward/internal/testenv/ctrtest"
 )
 
 // run is one command in an image, as the user Steward's pods run it as

@@ -54,7 +54,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/steward-dev/steward/internal/ociimage"
+	"github.com/steward-dev/steward/internal/build/ociimage"
 )
 
 // BuilderVersion is part of every image's key: change it whenever the

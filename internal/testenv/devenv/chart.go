@@ -27,7 +27,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/steward-dev/steward/internal/localcluster"
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
 // The Helm release InstallOperator makes.

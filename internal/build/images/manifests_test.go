@@ -30,7 +30,7 @@ import (
 // the image `make image` names: the chart's appVersion, never latest, and
 // the same image for the manager and --instance-image.
 func TestInstallImages(t *testing.T) {
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..", "..", "..")
 	read := func(p string, v any) {
 		t.Helper()
 		b, err := os.ReadFile(filepath.Join(root, p))

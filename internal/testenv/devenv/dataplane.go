@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/steward-dev/steward/internal/localcluster"
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
 // ClientCheck is a pod that uses a sample the way an application would,

@@ -20,7 +20,7 @@ import (
 	"io/fs"
 	"slices"
 
-	"github.com/steward-dev/steward/internal/ociimage"
+	"github.com/steward-dev/steward/internal/build/ociimage"
 )
 
 // Definition is one image.

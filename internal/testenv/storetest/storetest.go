@@ -48,7 +48,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/steward-dev/steward/internal/backup/store"
-	"github.com/steward-dev/steward/internal/realserver"
+	"github.com/steward-dev/steward/internal/testenv/realserver"
 )
 
 // Bucket is the bucket or container every emulator starts with.

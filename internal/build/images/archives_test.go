@@ -27,13 +27,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/steward-dev/steward/internal/ociimage"
+	"github.com/steward-dev/steward/internal/build/ociimage"
 )
 
 // The archives `make images` leaves in bin/images are checked when they
 // are there; with STEWARD_REQUIRE_REAL_NODE=1 a missing one fails the test.
 
-const archiveDir = "../../bin/images"
+const archiveDir = "../../../bin/images"
 
 func readArchive(t *testing.T, short string) *ociimage.Contents {
 	t.Helper()
