@@ -1,0 +1,226 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/steward-dev/steward/internal/engine"
+)
+
+// connect opens a connection as the superuser over the Unix socket.
+func (s *server) connect(ctx context.Context, timeout time.Duration) (*pgx.Conn, error) {
+	cc, err := pgx.ParseConfig("")
+	if err != nil {
+		return nil, err
+	}
+	cc.Host = s.cfg.RunDir
+	cc.Port = uint16(port(s.cfg))
+	cc.User = s.cfg.Superuser.Username
+	cc.Password = s.cfg.Superuser.Password
+	cc.Database = "postgres"
+	cc.ConnectTimeout = timeout
+	cc.TLSConfig = nil
+	cc.Fallbacks = nil
+	cc.RuntimeParams = map[string]string{"application_name": "steward"}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return pgx.ConnectConfig(ctx, cc)
+}
+
+// Reload makes the server re-read its configuration files and waits until
+// it has (pg_conf_load_time changes), up to 10 seconds.
+func (s *server) Reload(ctx context.Context) error {
+	c, err := s.connect(ctx, 5*time.Second)
+	if err != nil {
+		return fmt.Errorf("reload: %w", err)
+	}
+	var before time.Time
+	err = c.QueryRow(ctx, "SELECT pg_conf_load_time()").Scan(&before)
+	if err == nil {
+		_, err = c.Exec(ctx, "SELECT pg_reload_conf()")
+	}
+	_ = c.Close(context.Background())
+	if err != nil {
+		return fmt.Errorf("reload: %w", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := s.connect(ctx, 5*time.Second)
+		if err != nil {
+			return fmt.Errorf("reload: %w", err)
+		}
+		var after time.Time
+		err = c.QueryRow(ctx, "SELECT pg_conf_load_time()").Scan(&after)
+		_ = c.Close(context.Background())
+		if err != nil {
+			return fmt.Errorf("reload: %w", err)
+		}
+		if after.After(before) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return errors.New("reload: the server did not reload its configuration within 10s")
+}
+
+// EnsureUsers creates or updates the owner and the replication user with
+// the passwords of the Config, and the database owned by the owner.
+func (s *server) EnsureUsers(ctx context.Context) error {
+	cfg := s.cfg
+	if cfg.Owner.Username == "" || cfg.Replication.Username == "" || cfg.Database == "" {
+		return errors.New("ensure users: owner, replication user and database names are required")
+	}
+	c, err := s.connect(ctx, 10*time.Second)
+	if err != nil {
+		return fmt.Errorf("ensure users: %w", err)
+	}
+	defer func() { _ = c.Close(context.Background()) }()
+	// Should a statement fail, the server must not log it: it may hold a
+	// password (a verifier, or the plain text for non-ASCII passwords).
+	if _, err := c.Exec(ctx, "SET log_min_error_statement = panic; SET log_statement = none"); err != nil {
+		return fmt.Errorf("ensure users: %w", err)
+	}
+	if err := ensureRole(ctx, c, cfg.Owner, "LOGIN"); err != nil {
+		return err
+	}
+	if err := ensureRole(ctx, c, cfg.Replication, "LOGIN REPLICATION"); err != nil {
+		return err
+	}
+	var exists bool
+	if err := c.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", cfg.Database).Scan(&exists); err != nil {
+		return fmt.Errorf("ensure users: looking up database %s: %w", cfg.Database, err)
+	}
+	db := pgx.Identifier{cfg.Database}.Sanitize()
+	owner := pgx.Identifier{cfg.Owner.Username}.Sanitize()
+	stmt := "ALTER DATABASE " + db + " OWNER TO " + owner
+	if !exists {
+		stmt = "CREATE DATABASE " + db + " OWNER " + owner
+	}
+	if _, err := c.Exec(ctx, stmt); err != nil {
+		return fmt.Errorf("ensure users: database %s: %w", cfg.Database, err)
+	}
+	return nil
+}
+
+func ensureRole(ctx context.Context, c *pgx.Conn, cred engine.Credentials, attrs string) error {
+	if cred.Password == "" {
+		return fmt.Errorf("ensure users: role %s has no password", cred.Username)
+	}
+	var exists bool
+	if err := c.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", cred.Username).Scan(&exists); err != nil {
+		return fmt.Errorf("ensure users: looking up role %s: %w", cred.Username, err)
+	}
+	secret, ok, err := scramVerifier(cred.Password)
+	if err != nil {
+		return fmt.Errorf("ensure users: role %s: computing the password verifier: %w", cred.Username, err)
+	}
+	if !ok {
+		secret = cred.Password
+	}
+	verb := "ALTER"
+	if !exists {
+		verb = "CREATE"
+	}
+	stmt := verb + " ROLE " + pgx.Identifier{cred.Username}.Sanitize() + " " + attrs + " PASSWORD " + quoteLiteral(secret)
+	if _, err := c.Exec(ctx, stmt); err != nil {
+		// The error is the server's, about the statement; it does not echo
+		// the statement, which holds the password.
+		return fmt.Errorf("ensure users: %s role %s: %w", strings.ToLower(verb), cred.Username, err)
+	}
+	return nil
+}
+
+// Status reports the role, readiness, lag and pending restarts.
+func (s *server) Status(ctx context.Context) engine.Status {
+	st := engine.Status{Role: engine.RolePrimary}
+	if s.cfg.PrimaryHost != "" {
+		st.Role = engine.RoleReplica
+	}
+	select {
+	case <-s.done:
+		st.Message = s.exitErr().Error()
+		return st
+	default:
+	}
+	c, err := s.connect(ctx, 5*time.Second)
+	if err != nil {
+		st.Message = "connecting: " + err.Error()
+		return st
+	}
+	defer func() { _ = c.Close(context.Background()) }()
+	var inRecovery bool
+	if err := c.QueryRow(ctx, "SELECT current_setting('server_version'), pg_is_in_recovery()").Scan(&st.Version, &inRecovery); err != nil {
+		st.Message = "querying: " + err.Error()
+		return st
+	}
+	if inRecovery {
+		st.Role = engine.RoleReplica
+	} else {
+		st.Role = engine.RolePrimary
+	}
+	rows, err := c.Query(ctx, "SELECT name FROM pg_settings WHERE pending_restart ORDER BY name")
+	if err == nil {
+		st.PendingRestart, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		st.Message = "querying pending restarts: " + err.Error()
+		return st
+	}
+	if !inRecovery {
+		if s.cfg.PrimaryHost != "" {
+			st.Message = "configured as a replica of " + s.cfg.PrimaryHost + " but not in recovery"
+			return st
+		}
+		st.Ready = true
+		return st
+	}
+	var lagBytes *int64
+	var lagSeconds *float64
+	var receiver *string
+	err = c.QueryRow(ctx, `SELECT
+		pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::bigint,
+		CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+		     ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END,
+		(SELECT status FROM pg_stat_wal_receiver)`).Scan(&lagBytes, &lagSeconds, &receiver)
+	if err != nil {
+		st.Message = "querying replication: " + err.Error()
+		return st
+	}
+	st.LagBytes, st.LagSeconds = lagBytes, lagSeconds
+	switch {
+	case s.cfg.PrimaryHost == "":
+		st.Message = "in recovery without a primary"
+	case receiver == nil:
+		st.Message = "not connected to the primary " + s.cfg.PrimaryHost
+	case *receiver != "streaming":
+		st.Message = "WAL receiver is " + *receiver + ", not streaming"
+	default:
+		st.Ready = true
+	}
+	return st
+}
