@@ -54,7 +54,8 @@ const (
 	ReasonReconcileError = "ReconcileError"
 	// ReasonWaitingForPullSecret: an image pull Secret the spec names does not exist yet.
 	ReasonWaitingForPullSecret = "WaitingForPullSecret"
-	// ReasonWaitingForDatabase: the Database a WebApp binds to is not Ready yet.
+	// ReasonWaitingForDatabase: the Database a WebApp, Backup or Restore
+	// names does not exist yet or is not Ready.
 	ReasonWaitingForDatabase = "WaitingForDatabase"
 	// ReasonDatabaseNotFound: the Database a WebApp binds to does not exist.
 	ReasonDatabaseNotFound = "DatabaseNotFound"
@@ -68,6 +69,24 @@ const (
 	ReasonAppConfigNotFound = "AppConfigNotFound"
 	// ReasonMissingConfigKey: a WebApp uses a key its AppConfig's revision does not have.
 	ReasonMissingConfigKey = "MissingConfigKey"
+	// ReasonInvalidSpec: the spec is valid to the schema but not to Steward,
+	// for example an engine version it does not support or a template that
+	// does not render; the message says what to change.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonRestored: a Restore (of a Database's bootstrap, or a Restore
+	// object itself) verified its dump and restored it.
+	ReasonRestored = "Restored"
+)
+
+// Event reasons shared by the kinds that run pods. Events are emitted on
+// state transitions only.
+const (
+	// EventAvailable: the object became Ready.
+	EventAvailable = "Available"
+	// EventRollingOut: a change of spec started rolling out.
+	EventRollingOut = "RollingOut"
+	// EventScaled: the number of replicas changed.
+	EventScaled = "Scaled"
 )
 
 // Reasons a WebApp, Database or Cache is Degraded when one of its pods has

@@ -41,8 +41,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/steward-dev/steward/internal/testenv/devenv"
 	"github.com/steward-dev/steward/internal/build/images"
+	"github.com/steward-dev/steward/internal/testenv/devenv"
 	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 

@@ -26,8 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/testenv/apitest"
 	"github.com/steward-dev/steward/internal/appstack"
+	"github.com/steward-dev/steward/internal/testenv/apitest"
 )
 
 // TestRenderedObjectsPassTheCRDs creates what Render makes of the

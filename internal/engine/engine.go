@@ -26,6 +26,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
 )
 
 // Credentials are a user name and its password. Password never appears in logs,
@@ -197,4 +199,13 @@ func Names() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// ImageFor is the image a Database's instances run: spec.image, or the
+// engine's official image of spec.version.
+func ImageFor(db *v1alpha1.Database, e Engine) string {
+	if db.Spec.Image != "" {
+		return db.Spec.Image
+	}
+	return e.Image(db.Spec.Version)
 }

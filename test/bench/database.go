@@ -34,8 +34,8 @@ import (
 	"github.com/steward-dev/steward/internal/engine"
 	_ "github.com/steward-dev/steward/internal/engine/postgres"
 	"github.com/steward-dev/steward/internal/labels"
-	"github.com/steward-dev/steward/internal/testenv/localcluster"
 	"github.com/steward-dev/steward/internal/manager"
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
 // databaseScenario measures small PostgreSQL Databases against the same
@@ -90,7 +90,7 @@ func (databaseScenario) Waiting(obj client.Object) bool {
 		return false
 	}
 	c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionReady)
-	return c != nil && c.Reason == database.ReasonCredentialsNotFound
+	return c != nil && c.Reason == v1alpha1.ReasonCredentialsNotFound
 }
 
 // Raw builds the children with the controller's own builders, so that the
@@ -112,8 +112,8 @@ func (s databaseScenario) Raw(ns string, i int) []client.Object {
 	acs := []runtime.ApplyConfiguration{
 		// First: the kind the plain client's readiness is tracked on.
 		database.StatefulSet(db, eng, manager.DefaultInstanceImage, db.Spec.StorageSize()),
-		database.Secret(db, database.CredentialsName(db), database.CredentialsData(db, db.Spec.Owner, database.NewPassword())),
-		database.Secret(db, database.SuperuserName(db), database.SuperuserData(db, database.NewPassword(), database.NewPassword())),
+		database.Secret(db, db.CredentialsName(), database.CredentialsData(db, db.Spec.Owner, database.NewPassword())),
+		database.Secret(db, db.SuperuserName(), database.SuperuserData(db, database.NewPassword(), database.NewPassword())),
 		database.ConfigMap(db, files),
 	}
 	for _, svc := range database.Services(db) {

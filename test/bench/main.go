@@ -44,9 +44,9 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/steward-dev/steward/internal/manager"
 	"github.com/steward-dev/steward/internal/testenv/devenv"
 	"github.com/steward-dev/steward/internal/testenv/localcluster"
-	"github.com/steward-dev/steward/internal/manager"
 )
 
 type config struct {

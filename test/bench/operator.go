@@ -28,8 +28,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/steward-dev/steward/internal/testenv/devenv"
 	"github.com/steward-dev/steward/internal/metrics"
+	"github.com/steward-dev/steward/internal/testenv/devenv"
 )
 
 // requestCounts are the operator's API requests, keyed "verb resource".

@@ -32,8 +32,8 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/steward-dev/steward/internal/backup/store"
-	"github.com/steward-dev/steward/internal/testenv/storetest"
 	"github.com/steward-dev/steward/internal/testenv/realserver"
+	"github.com/steward-dev/steward/internal/testenv/storetest"
 )
 
 // emulators start each store for a test.

@@ -55,25 +55,6 @@ import (
 	"github.com/steward-dev/steward/internal/labels"
 )
 
-// Condition reasons of an AppConfig.
-const (
-	ReasonInvalidSpec      = "InvalidSpec"
-	ReasonSecretNotFound   = "SecretNotFound"
-	ReasonRevisionNotFound = "RevisionNotFound"
-	ReasonDebouncing       = "Debouncing"
-	ReasonRolledOut        = "RolledOut"
-	ReasonRolloutFailed    = "RolloutFailed"
-	ReasonConsumerBlocked  = "ConsumerBlocked"
-	ReasonPinned           = "Pinned"
-)
-
-// Event reasons.
-const (
-	EventRevisionCreated = "RevisionCreated"
-	EventRollingOut      = "RollingOut"
-	EventRolledOut       = "RolledOut"
-)
-
 const (
 	defaultDebounce      = 5 * time.Second
 	defaultMaxConcurrent = 5
@@ -152,7 +133,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ac *v1alpha1.AppConfig, st *
 	vars := appconfig.Vars{Namespace: ac.Namespace, Application: ac.Spec.Application}
 	if errs := appconfig.Validate(spec, ac.Spec.Environment, vars); len(errs) > 0 {
 		msg := (&appconfig.ValidationError{Errors: errs}).Error()
-		r.setTrouble(ac, st, trouble{ReasonInvalidSpec, "Invalid configuration: " + strings.ReplaceAll(msg, "\n", "; ")})
+		r.setTrouble(ac, st, trouble{v1alpha1.ReasonInvalidSpec, "Invalid configuration: " + strings.ReplaceAll(msg, "\n", "; ")})
 		return ctrl.Result{}, nil // a spec change brings the next event
 	}
 	values, err := appconfig.Render(spec, ac.Spec.Environment, vars)
@@ -185,7 +166,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ac *v1alpha1.AppConfig, st *
 	switch {
 	case ac.Spec.Revision != "":
 		if !hasRevision(st, ac.Spec.Revision) {
-			r.setTrouble(ac, st, trouble{ReasonRevisionNotFound, fmt.Sprintf(
+			r.setTrouble(ac, st, trouble{v1alpha1.ReasonRevisionNotFound, fmt.Sprintf(
 				"Pinned revision %s is not kept; kept revisions: %s", ac.Spec.Revision, strings.Join(revisionNames(st), ", "))})
 			return ctrl.Result{}, r.prune(ctx, ac, st)
 		}
@@ -206,7 +187,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ac *v1alpha1.AppConfig, st *
 	}
 
 	targetCM := &corev1.ConfigMap{}
-	if err := r.get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: RevisionName(ac, target)}, targetCM); err != nil {
+	if err := r.get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: ac.RevisionName(target)}, targetCM); err != nil {
 		return ctrl.Result{}, fmt.Errorf("reading revision %s: %w", target, err)
 	}
 	if err := r.applyCurrent(ctx, ac, targetCM); err != nil {
@@ -273,7 +254,7 @@ func (r *Reconciler) readSecrets(ctx context.Context, ac *v1alpha1.AppConfig) (m
 			err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: ref.SecretName}, s)
 			switch {
 			case apierrors.IsNotFound(err):
-				return nil, &trouble{ReasonSecretNotFound, fmt.Sprintf("secretData %s: Secret %s does not exist", key, ref.SecretName)}, nil
+				return nil, &trouble{v1alpha1.ReasonSecretNotFound, fmt.Sprintf("secretData %s: Secret %s does not exist", key, ref.SecretName)}, nil
 			case err != nil:
 				return nil, nil, fmt.Errorf("reading Secret %s for secretData %s: %w", ref.SecretName, key, err)
 			}
@@ -281,7 +262,7 @@ func (r *Reconciler) readSecrets(ctx context.Context, ac *v1alpha1.AppConfig) (m
 		}
 		v, ok := s.Data[ref.Key]
 		if !ok {
-			return nil, &trouble{ReasonSecretNotFound, fmt.Sprintf("secretData %s: Secret %s has no key %s", key, ref.SecretName, ref.Key)}, nil
+			return nil, &trouble{v1alpha1.ReasonSecretNotFound, fmt.Sprintf("secretData %s: Secret %s has no key %s", key, ref.SecretName, ref.Key)}, nil
 		}
 		out[key] = v
 	}
@@ -295,7 +276,7 @@ func (r *Reconciler) render(ctx context.Context, ac *v1alpha1.AppConfig, st *v1a
 	if err != nil {
 		return "", err
 	}
-	rev := Revision{Data: values, tokens: tokens}
+	rev := appconfig.NewRevision(values, tokens)
 	name := rev.Hash(nil)[:10]
 
 	tokensJSON, err := json.Marshal(tokens)
@@ -303,22 +284,22 @@ func (r *Reconciler) render(ctx context.Context, ac *v1alpha1.AppConfig, st *v1a
 		return "", err
 	}
 	l := labels.Common(ac.Spec.Application, "appconfig")
-	l[appConfigLabel] = ac.Name
-	l[revisionLabel] = name
-	cm := corev1ac.ConfigMap(RevisionName(ac, name), ac.Namespace).
+	l[v1alpha1.LabelAppConfig] = ac.Name
+	l[v1alpha1.LabelRevision] = name
+	cm := corev1ac.ConfigMap(ac.RevisionName(name), ac.Namespace).
 		WithLabels(l).
 		WithOwnerReferences(ownerReference(ac)).
 		WithData(values).
 		WithImmutable(true)
 	if len(tokens) > 0 {
-		cm.WithAnnotations(map[string]string{tokensAnnotation: string(tokensJSON)})
+		cm.WithAnnotations(map[string]string{v1alpha1.AnnotationSecretTokens: string(tokensJSON)})
 	}
 	applier := apply.Applier{Client: r.Client, Reader: r.APIReader}
 	if err := applier.Apply(ctx, cm, &corev1.ConfigMap{}, ac.UID); err != nil {
 		return "", err
 	}
 	if len(secrets) > 0 {
-		s := corev1ac.Secret(RevisionName(ac, name), ac.Namespace).
+		s := corev1ac.Secret(ac.RevisionName(name), ac.Namespace).
 			WithLabels(l).
 			WithOwnerReferences(ownerReference(ac)).
 			WithType(corev1.SecretTypeOpaque).
@@ -332,7 +313,7 @@ func (r *Reconciler) render(ctx context.Context, ac *v1alpha1.AppConfig, st *v1a
 		st.Revisions = append([]v1alpha1.ConfigRevision{{
 			Name: name, Created: metav1.NewTime(now), Keys: int32(len(values) + len(secrets)),
 		}}, st.Revisions...)
-		r.Recorder.Eventf(ac, nil, corev1.EventTypeNormal, EventRevisionCreated, "Render",
+		r.Recorder.Eventf(ac, nil, corev1.EventTypeNormal, v1alpha1.EventRevisionCreated, "Render",
 			"Rendered revision %s with %d keys", name, len(values)+len(secrets))
 	}
 	if st.LatestRevision != name {
@@ -366,15 +347,11 @@ func (r *Reconciler) tokens(ctx context.Context, ac *v1alpha1.AppConfig, secrets
 	return tokens, nil
 }
 
-// HashKeyName is the Secret that holds an AppConfig's key for the tokens
-// of its secret values.
-func HashKeyName(ac *v1alpha1.AppConfig) string { return Name(ac) + "-hash-key" }
-
 const hashKeyField = "key"
 
 // hashKey returns the AppConfig's token key, creating it once.
 func (r *Reconciler) hashKey(ctx context.Context, ac *v1alpha1.AppConfig) ([]byte, error) {
-	key := client.ObjectKey{Namespace: ac.Namespace, Name: HashKeyName(ac)}
+	key := client.ObjectKey{Namespace: ac.Namespace, Name: ac.HashKeyName()}
 	s := &corev1.Secret{}
 	err := r.get(ctx, key, s)
 	if err == nil {
@@ -391,7 +368,7 @@ func (r *Reconciler) hashKey(ctx context.Context, ac *v1alpha1.AppConfig) ([]byt
 		return nil, err
 	}
 	l := labels.Common(ac.Spec.Application, "appconfig")
-	l[appConfigLabel] = ac.Name
+	l[v1alpha1.LabelAppConfig] = ac.Name
 	s = &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: key.Name, Namespace: ac.Namespace, Labels: l,
@@ -417,23 +394,23 @@ func (r *Reconciler) hashKey(ctx context.Context, ac *v1alpha1.AppConfig) ([]byt
 // current revision's values, for the consumers that read it by name.
 func (r *Reconciler) applyCurrent(ctx context.Context, ac *v1alpha1.AppConfig, revCM *corev1.ConfigMap) error {
 	l := labels.Common(ac.Spec.Application, "appconfig")
-	l[appConfigLabel] = ac.Name
-	l[revisionLabel] = revCM.Labels[revisionLabel]
+	l[v1alpha1.LabelAppConfig] = ac.Name
+	l[v1alpha1.LabelRevision] = revCM.Labels[v1alpha1.LabelRevision]
 	applier := apply.Applier{Client: r.Client, Reader: r.APIReader}
-	cm := corev1ac.ConfigMap(Name(ac), ac.Namespace).
+	cm := corev1ac.ConfigMap(ac.ConfigName(), ac.Namespace).
 		WithLabels(l).
 		WithOwnerReferences(ownerReference(ac)).
 		WithData(revCM.Data)
 	live := &corev1.ConfigMap{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: Name(ac)}, live); client.IgnoreNotFound(err) != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: ac.ConfigName()}, live); client.IgnoreNotFound(err) != nil {
 		return err
 	}
 	if err := applier.Apply(ctx, cm, live, ac.UID); err != nil {
 		return err
 	}
-	rev := ReadRevision(revCM)
+	rev := appconfig.ReadRevision(revCM)
 	liveSecret := &corev1.Secret{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: Name(ac)}, liveSecret); client.IgnoreNotFound(err) != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: ac.ConfigName()}, liveSecret); client.IgnoreNotFound(err) != nil {
 		return err
 	}
 	if len(rev.SecretKeys) == 0 {
@@ -441,9 +418,9 @@ func (r *Reconciler) applyCurrent(ctx context.Context, ac *v1alpha1.AppConfig, r
 	}
 	revSecret := &corev1.Secret{}
 	if err := r.get(ctx, client.ObjectKeyFromObject(revCM), revSecret); err != nil {
-		return fmt.Errorf("reading the Secret of revision %s: %w", revCM.Labels[revisionLabel], err)
+		return fmt.Errorf("reading the Secret of revision %s: %w", revCM.Labels[v1alpha1.LabelRevision], err)
 	}
-	s := corev1ac.Secret(Name(ac), ac.Namespace).
+	s := corev1ac.Secret(ac.ConfigName(), ac.Namespace).
 		WithLabels(l).
 		WithOwnerReferences(ownerReference(ac)).
 		WithType(corev1.SecretTypeOpaque).
@@ -499,13 +476,13 @@ func (r *Reconciler) prune(ctx context.Context, ac *v1alpha1.AppConfig, st *v1al
 	st.Revisions = slices.DeleteFunc(st.Revisions, func(rev v1alpha1.ConfigRevision) bool { return !keep[rev.Name] })
 
 	applier := apply.Applier{Client: r.Client, Reader: r.APIReader}
-	sel := client.MatchingLabels{appConfigLabel: ac.Name}
+	sel := client.MatchingLabels{v1alpha1.LabelAppConfig: ac.Name}
 	cms := &corev1.ConfigMapList{}
 	if err := r.Client.List(ctx, cms, client.InNamespace(ac.Namespace), sel); err != nil {
 		return err
 	}
 	for i := range cms.Items {
-		if rev := cms.Items[i].Labels[revisionLabel]; cms.Items[i].Name == RevisionName(ac, rev) && !keep[rev] {
+		if rev := cms.Items[i].Labels[v1alpha1.LabelRevision]; cms.Items[i].Name == ac.RevisionName(rev) && !keep[rev] {
 			if err := applier.Delete(ctx, &cms.Items[i], ac.UID); err != nil {
 				return err
 			}
@@ -516,7 +493,7 @@ func (r *Reconciler) prune(ctx context.Context, ac *v1alpha1.AppConfig, st *v1al
 		return err
 	}
 	for i := range secrets.Items {
-		if rev := secrets.Items[i].Labels[revisionLabel]; secrets.Items[i].Name == RevisionName(ac, rev) && !keep[rev] {
+		if rev := secrets.Items[i].Labels[v1alpha1.LabelRevision]; secrets.Items[i].Name == ac.RevisionName(rev) && !keep[rev] {
 			if err := applier.Delete(ctx, &secrets.Items[i], ac.UID); err != nil {
 				return err
 			}
@@ -545,7 +522,7 @@ func (r *Reconciler) setTrouble(ac *v1alpha1.AppConfig, st *v1alpha1.AppConfigSt
 		r.Recorder.Eventf(ac, nil, corev1.EventTypeWarning, t.reason, "Render", "%s", t.message)
 	}
 	st.Phase = v1alpha1.AppConfigDegraded
-	if t.reason == ReasonInvalidSpec {
+	if t.reason == v1alpha1.ReasonInvalidSpec {
 		st.Phase = v1alpha1.AppConfigPending
 	}
 	conditions.Set(&st.Conditions, ac.Generation,
@@ -571,29 +548,29 @@ func setRolloutStatus(ac *v1alpha1.AppConfig, st *v1alpha1.AppConfigStatus, late
 	total := len(st.Consumers)
 	upToDate := counts[v1alpha1.ConsumerUpToDate]
 
-	degraded := conditions.False(ReasonRolledOut, "No consumer's rollout failed")
+	degraded := conditions.False(v1alpha1.ReasonRolledOut, "No consumer's rollout failed")
 	switch {
 	case len(failed) > 0:
-		degraded = conditions.True(ReasonRolloutFailed, "Rollout failed: "+strings.Join(failed, "; "))
+		degraded = conditions.True(v1alpha1.ReasonRolloutFailed, "Rollout failed: "+strings.Join(failed, "; "))
 	case len(blocked) > 0:
-		degraded = conditions.True(ReasonConsumerBlocked, strings.Join(blocked, "; "))
+		degraded = conditions.True(v1alpha1.ReasonConsumerBlocked, strings.Join(blocked, "; "))
 	}
-	progressing := conditions.False(ReasonRolledOut, fmt.Sprintf("%d of %d consumers run revision %s or one equal in the keys they use", upToDate, total, st.CurrentRevision))
+	progressing := conditions.False(v1alpha1.ReasonRolledOut, fmt.Sprintf("%d of %d consumers run revision %s or one equal in the keys they use", upToDate, total, st.CurrentRevision))
 	switch {
 	case moving > 0:
 		progressing = conditions.True(v1alpha1.ReasonRollingOut, fmt.Sprintf("Rolling out revision %s: %d of %d consumers up to date, %d rolling out, %d waiting",
 			st.CurrentRevision, upToDate, total, counts[v1alpha1.ConsumerRollingOut], counts[v1alpha1.ConsumerPending]))
 	case debouncing:
-		progressing = conditions.True(ReasonDebouncing, fmt.Sprintf("Revision %s rolls out when the configuration has been unchanged for %s", latest, debounce(ac)))
+		progressing = conditions.True(v1alpha1.ReasonDebouncing, fmt.Sprintf("Revision %s rolls out when the configuration has been unchanged for %s", latest, debounce(ac)))
 	}
-	ready := conditions.True(ReasonRolledOut, fmt.Sprintf("Revision %s is rolled out to %d consumers", st.CurrentRevision, total))
+	ready := conditions.True(v1alpha1.ReasonRolledOut, fmt.Sprintf("Revision %s is rolled out to %d consumers", st.CurrentRevision, total))
 	switch {
 	case degraded.Status == metav1.ConditionTrue:
 		ready = conditions.False(degraded.Reason, degraded.Message)
 	case progressing.Status == metav1.ConditionTrue:
 		ready = conditions.False(progressing.Reason, progressing.Message)
 	case ac.Spec.Revision != "" && ac.Spec.Revision != latest:
-		ready = conditions.True(ReasonPinned, fmt.Sprintf("Pinned to revision %s, rolled out to %d consumers; the spec renders revision %s", st.CurrentRevision, total, latest))
+		ready = conditions.True(v1alpha1.ReasonPinned, fmt.Sprintf("Pinned to revision %s, rolled out to %d consumers; the spec renders revision %s", st.CurrentRevision, total, latest))
 	}
 	conditions.Set(&st.Conditions, ac.Generation, ready, progressing, degraded)
 	switch {

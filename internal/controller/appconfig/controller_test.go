@@ -32,7 +32,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	appconfigctl "github.com/steward-dev/steward/internal/controller/appconfig"
 )
 
 func newAppConfig(ns string, data map[string]string, mutate ...func(*v1alpha1.AppConfig)) *v1alpha1.AppConfig {
@@ -129,7 +128,7 @@ func generations(t *testing.T, ns string, names ...string) map[string]int64 {
 // consumer returns the AppConfig's status entry for a WebApp.
 func consumer(ac *v1alpha1.AppConfig, name string) v1alpha1.ConfigConsumer {
 	for _, c := range ac.Status.Consumers {
-		if c.Kind == appconfigctl.KindWebApp && c.Name == name {
+		if c.Kind == v1alpha1.ConsumerKindWebApp && c.Name == name {
 			return c
 		}
 	}
@@ -369,7 +368,7 @@ func TestRollbackToAPinnedRevision(t *testing.T) {
 	create(t, newAppConfig(ns, map[string]string{"LOG_LEVEL": "info"}))
 	create(t, webApp(ns, "a", uses("LOG_LEVEL")))
 	good := settled(t, ns).Status.CurrentRevision
-	goodHash := deployment(t, ns, "a").Spec.Template.Annotations[appconfigctl.Annotation("shop")]
+	goodHash := deployment(t, ns, "a").Spec.Template.Annotations[v1alpha1.AppConfigAnnotation("shop")]
 
 	edit(t, ns, func(ac *v1alpha1.AppConfig) { ac.Spec.Data["LOG_LEVEL"] = "trace" })
 	bad := settled(t, ns).Status.CurrentRevision
@@ -382,11 +381,11 @@ func TestRollbackToAPinnedRevision(t *testing.T) {
 	if ac.Status.CurrentRevision != good || ac.Status.LatestRevision != bad {
 		t.Errorf("current %s latest %s, want current %s (pinned), latest %s", ac.Status.CurrentRevision, ac.Status.LatestRevision, good, bad)
 	}
-	if c := meta.FindStatusCondition(ac.Status.Conditions, v1alpha1.ConditionReady); c.Reason != appconfigctl.ReasonPinned {
-		t.Errorf("Ready reason %s, want %s", c.Reason, appconfigctl.ReasonPinned)
+	if c := meta.FindStatusCondition(ac.Status.Conditions, v1alpha1.ConditionReady); c.Reason != v1alpha1.ReasonPinned {
+		t.Errorf("Ready reason %s, want %s", c.Reason, v1alpha1.ReasonPinned)
 	}
 	d := deployment(t, ns, "a")
-	if got := d.Spec.Template.Annotations[appconfigctl.Annotation("shop")]; got != goodHash {
+	if got := d.Spec.Template.Annotations[v1alpha1.AppConfigAnnotation("shop")]; got != goodHash {
 		t.Errorf("after the rollback the template hash is %s, want the good revision's %s", got, goodHash)
 	}
 	if e := envOf(d, "LOG_LEVEL"); e.ValueFrom.ConfigMapKeyRef.Name != "shop-config-"+good {
@@ -400,7 +399,7 @@ func TestRollbackToAPinnedRevision(t *testing.T) {
 			return err
 		}
 		c := meta.FindStatusCondition(ac.Status.Conditions, v1alpha1.ConditionReady)
-		if c == nil || c.Reason != appconfigctl.ReasonRevisionNotFound || ac.Status.ObservedGeneration != ac.Generation {
+		if c == nil || c.Reason != v1alpha1.ReasonRevisionNotFound || ac.Status.ObservedGeneration != ac.Generation {
 			return fmt.Errorf("Ready = %+v", c)
 		}
 		return nil
@@ -532,7 +531,7 @@ func TestPlainDeploymentsOptIn(t *testing.T) {
 	labels := map[string]string{"app": "legacy"}
 	create(t, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "legacy", Annotations: map[string]string{
-			appconfigctl.ConsumerAnnotation: "shop", appconfigctl.KeysAnnotation: "LOG_LEVEL",
+			v1alpha1.AnnotationAppConfigConsumer: "shop", v1alpha1.AnnotationAppConfigKeys: "LOG_LEVEL",
 		}},
 		Spec: appsv1.DeploymentSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -544,7 +543,7 @@ func TestPlainDeploymentsOptIn(t *testing.T) {
 	})
 	settled(t, ns)
 	d := deployment(t, ns, "legacy")
-	hash := d.Spec.Template.Annotations[appconfigctl.Annotation("shop")]
+	hash := d.Spec.Template.Annotations[v1alpha1.AppConfigAnnotation("shop")]
 	if hash == "" {
 		t.Fatal("opting in did not set the hash annotation")
 	}
@@ -558,15 +557,15 @@ func TestPlainDeploymentsOptIn(t *testing.T) {
 	edit(t, ns, func(ac *v1alpha1.AppConfig) { ac.Spec.Data["LOG_LEVEL"] = "warn" })
 	settled(t, ns)
 	d = deployment(t, ns, "legacy")
-	if d.Generation != gen+1 || d.Spec.Template.Annotations[appconfigctl.Annotation("shop")] == hash {
+	if d.Generation != gen+1 || d.Spec.Template.Annotations[v1alpha1.AppConfigAnnotation("shop")] == hash {
 		t.Errorf("a change of LOG_LEVEL: generation %d (was %d), hash %s (was %s)", d.Generation, gen,
-			d.Spec.Template.Annotations[appconfigctl.Annotation("shop")], hash)
+			d.Spec.Template.Annotations[v1alpha1.AppConfigAnnotation("shop")], hash)
 	}
 
 	// Using one more key rolls it out once, and the rollout completes.
 	eventually(t, func() error {
 		d := deployment(t, ns, "legacy")
-		d.Annotations[appconfigctl.KeysAnnotation] = "LOG_LEVEL,OTHER"
+		d.Annotations[v1alpha1.AnnotationAppConfigKeys] = "LOG_LEVEL,OTHER"
 		return k8s.Update(context.Background(), d)
 	})
 	gen = deployment(t, ns, "legacy").Generation
@@ -595,7 +594,7 @@ func TestInvalidConfigurationIsAConditionAndChangesNothing(t *testing.T) {
 			return err
 		}
 		c := meta.FindStatusCondition(ac.Status.Conditions, v1alpha1.ConditionReady)
-		if c == nil || c.Reason != appconfigctl.ReasonInvalidSpec || ac.Status.ObservedGeneration != ac.Generation {
+		if c == nil || c.Reason != v1alpha1.ReasonInvalidSpec || ac.Status.ObservedGeneration != ac.Generation {
 			return fmt.Errorf("Ready = %+v", c)
 		}
 		if want := "reference cycle A -> B -> A"; !contains(c.Message, want) {
@@ -635,7 +634,7 @@ func TestWebAppWaitsForItsAppConfig(t *testing.T) {
 			return err
 		}
 		c := meta.FindStatusCondition(ac.Status.Conditions, v1alpha1.ConditionDegraded)
-		if got := consumer(ac, "a"); got.State != v1alpha1.ConsumerBlocked || c == nil || c.Reason != appconfigctl.ReasonConsumerBlocked {
+		if got := consumer(ac, "a"); got.State != v1alpha1.ConsumerBlocked || c == nil || c.Reason != v1alpha1.ReasonConsumerBlocked {
 			return fmt.Errorf("consumer a = %+v, Degraded = %+v", got, c)
 		}
 		return nil
@@ -690,7 +689,7 @@ func TestAFailedRolloutStopsTheRest(t *testing.T) {
 			return err
 		}
 		c := meta.FindStatusCondition(ac.Status.Conditions, v1alpha1.ConditionDegraded)
-		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != appconfigctl.ReasonRolloutFailed || !strings.Contains(c.Message, "WebApp c1") {
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonRolloutFailed || !strings.Contains(c.Message, "WebApp c1") {
 			return fmt.Errorf("Degraded = %+v", c)
 		}
 		return nil

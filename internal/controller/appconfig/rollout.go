@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/appconfig"
 )
 
 // configIndex indexes WebApps by the AppConfigs their spec.config names.
@@ -61,20 +62,20 @@ func (r *Reconciler) rollOut(ctx context.Context, ac *v1alpha1.AppConfig, st *v1
 	if err != nil {
 		return false, err
 	}
-	revs := map[string]Revision{}
-	revision := func(name string) (Revision, bool, error) {
+	revs := map[string]appconfig.Revision{}
+	revision := func(name string) (appconfig.Revision, bool, error) {
 		if rev, ok := revs[name]; ok {
 			return rev, true, nil
 		}
 		cm := &corev1.ConfigMap{}
-		err := r.get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: RevisionName(ac, name)}, cm)
+		err := r.get(ctx, client.ObjectKey{Namespace: ac.Namespace, Name: ac.RevisionName(name)}, cm)
 		switch {
 		case apierrors.IsNotFound(err):
-			return Revision{}, false, nil
+			return appconfig.Revision{}, false, nil
 		case err != nil:
-			return Revision{}, false, err
+			return appconfig.Revision{}, false, err
 		}
-		revs[name] = ReadRevision(cm)
+		revs[name] = appconfig.ReadRevision(cm)
 		return revs[name], true, nil
 	}
 	targetRev, ok, err := revision(target)
@@ -110,7 +111,7 @@ func (r *Reconciler) rollOut(ctx context.Context, ac *v1alpha1.AppConfig, st *v1
 		case len(missing) > 0:
 			// It waits, on whatever it runs, until the keys exist.
 			if entry.State != v1alpha1.ConsumerBlocked {
-				r.Recorder.Eventf(ac, nil, corev1.EventTypeWarning, ReasonConsumerBlocked, "RollOut",
+				r.Recorder.Eventf(ac, nil, corev1.EventTypeWarning, v1alpha1.ReasonConsumerBlocked, "RollOut",
 					"%s %s uses %s, which revision %s does not have", c.kind, c.name, strings.Join(missing, ", "), target)
 			}
 			setState(&entry, v1alpha1.ConsumerBlocked, fmt.Sprintf("uses %s, which revision %s does not have", strings.Join(missing, ", "), target), now)
@@ -128,13 +129,13 @@ func (r *Reconciler) rollOut(ctx context.Context, ac *v1alpha1.AppConfig, st *v1
 			waiting = append(waiting, len(next))
 		case c.hash == targetRev.Hash(c.keys) && c.healthy:
 			if entry.State == v1alpha1.ConsumerRollingOut {
-				r.Recorder.Eventf(ac, nil, corev1.EventTypeNormal, EventRolledOut, "RollOut",
+				r.Recorder.Eventf(ac, nil, corev1.EventTypeNormal, v1alpha1.EventRolledOut, "RollOut",
 					"%s %s runs revision %s", c.kind, c.name, target)
 			}
 			setState(&entry, v1alpha1.ConsumerUpToDate, "", now)
 		case c.failed != "":
 			if entry.State != v1alpha1.ConsumerFailed {
-				r.Recorder.Eventf(ac, nil, corev1.EventTypeWarning, ReasonRolloutFailed, "RollOut",
+				r.Recorder.Eventf(ac, nil, corev1.EventTypeWarning, v1alpha1.ReasonRolloutFailed, "RollOut",
 					"Rollout of revision %s to %s %s failed: %s", target, c.kind, c.name, c.failed)
 			}
 			setState(&entry, v1alpha1.ConsumerFailed, c.failed, now)
@@ -170,7 +171,7 @@ func (r *Reconciler) rollOut(ctx context.Context, ac *v1alpha1.AppConfig, st *v1
 			}
 			poll = true
 		}
-		r.Recorder.Eventf(ac, nil, corev1.EventTypeNormal, EventRollingOut, "RollOut",
+		r.Recorder.Eventf(ac, nil, corev1.EventTypeNormal, v1alpha1.EventRollingOut, "RollOut",
 			"Rolling out revision %s to %s %s: %s", target, c.kind, c.name, why)
 		entry.Revision = target
 		setState(entry, v1alpha1.ConsumerRollingOut, "", now)
@@ -188,7 +189,7 @@ func setState(c *v1alpha1.ConfigConsumer, s v1alpha1.ConsumerState, msg string, 
 	c.State, c.Message = s, msg
 }
 
-func missingKeys(rev Revision, keys []string) []string {
+func missingKeys(rev appconfig.Revision, keys []string) []string {
 	var missing []string
 	for _, k := range keys {
 		if !rev.Has(k) {
@@ -212,7 +213,7 @@ func (r *Reconciler) consumers(ctx context.Context, ac *v1alpha1.AppConfig) ([]c
 		if !app.DeletionTimestamp.IsZero() {
 			continue
 		}
-		c := consumer{kind: KindWebApp, name: app.Name}
+		c := consumer{kind: v1alpha1.ConsumerKindWebApp, name: app.Name}
 		for _, use := range app.Spec.Config {
 			if use.AppConfig == ac.Name {
 				c.keys = slices.Sorted(slices.Values(use.Keys))
@@ -224,7 +225,7 @@ func (r *Reconciler) consumers(ctx context.Context, ac *v1alpha1.AppConfig) ([]c
 			return nil, err
 		}
 		if err == nil && metav1.IsControlledBy(dep, app) {
-			c.hash = dep.Spec.Template.Annotations[Annotation(ac.Name)]
+			c.hash = dep.Spec.Template.Annotations[v1alpha1.AppConfigAnnotation(ac.Name)]
 			c.healthy, c.failed = deploymentHealth(dep)
 		} else {
 			c.absent = true
@@ -236,7 +237,7 @@ func (r *Reconciler) consumers(ctx context.Context, ac *v1alpha1.AppConfig) ([]c
 	// Only the metadata of every Deployment and StatefulSet is listed; the
 	// few that opt in are then read whole.
 	var plain []consumer
-	for _, kind := range []string{KindDeployment, KindStatefulSet} {
+	for _, kind := range []string{v1alpha1.ConsumerKindDeployment, v1alpha1.ConsumerKindStatefulSet} {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind(kind + "List"))
 		if err := r.APIReader.List(ctx, list, client.InNamespace(ac.Namespace)); err != nil {
@@ -252,7 +253,7 @@ func (r *Reconciler) consumers(ctx context.Context, ac *v1alpha1.AppConfig) ([]c
 			var tmpl *corev1.PodTemplateSpec
 			var err error
 			switch kind {
-			case KindDeployment:
+			case v1alpha1.ConsumerKindDeployment:
 				d := &appsv1.Deployment{}
 				err = r.APIReader.Get(ctx, key, d)
 				c.plain, tmpl = d, &d.Spec.Template
@@ -269,7 +270,7 @@ func (r *Reconciler) consumers(ctx context.Context, ac *v1alpha1.AppConfig) ([]c
 			case err != nil:
 				return nil, fmt.Errorf("reading %s %s: %w", kind, c.name, err)
 			}
-			c.hash = tmpl.Annotations[Annotation(ac.Name)]
+			c.hash = tmpl.Annotations[v1alpha1.AppConfigAnnotation(ac.Name)]
 			plain = append(plain, c)
 		}
 	}
@@ -282,11 +283,11 @@ func (r *Reconciler) consumers(ctx context.Context, ac *v1alpha1.AppConfig) ([]c
 // optedIn reports whether the workload's steward.dev/appconfig annotation
 // names the AppConfig, and the keys it uses.
 func optedIn(obj client.Object, appConfig string) ([]string, bool) {
-	names, ok := obj.GetAnnotations()[ConsumerAnnotation]
+	names, ok := obj.GetAnnotations()[v1alpha1.AnnotationAppConfigConsumer]
 	if !ok || !slices.Contains(splitList(names), appConfig) {
 		return nil, false
 	}
-	keys := splitList(obj.GetAnnotations()[KeysAnnotation])
+	keys := splitList(obj.GetAnnotations()[v1alpha1.AnnotationAppConfigKeys])
 	slices.Sort(keys)
 	return slices.Compact(keys), true
 }
@@ -331,7 +332,7 @@ func statefulSetHealthy(s *appsv1.StatefulSet) bool {
 // restartPlain sets the hash annotation on a plain workload's pod template,
 // which rolls it out.
 func (r *Reconciler) restartPlain(ctx context.Context, ac *v1alpha1.AppConfig, c consumer, hash string) error {
-	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, Annotation(ac.Name), hash)
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`, v1alpha1.AppConfigAnnotation(ac.Name), hash)
 	if err := r.Client.Patch(ctx, c.plain, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		return fmt.Errorf("rolling out %s %s: %w", c.kind, c.name, err)
 	}

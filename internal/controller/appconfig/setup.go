@@ -18,7 +18,6 @@ package appconfig
 
 import (
 	"context"
-	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/appconfig"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/priority"
 )
@@ -43,29 +43,12 @@ var phases = []string{
 	string(v1alpha1.AppConfigReady), string(v1alpha1.AppConfigDegraded),
 }
 
-// IndexConfigUses registers a field index of WebApps by the AppConfigs
-// their spec.config names. Each controller that needs it registers it under
-// its own name, as registering one name twice is an error.
-func IndexConfigUses(ctx context.Context, indexer client.FieldIndexer, name string) error {
-	err := indexer.IndexField(ctx, &v1alpha1.WebApp{}, name, func(o client.Object) []string {
-		var names []string
-		for _, use := range o.(*v1alpha1.WebApp).Spec.Config {
-			names = append(names, use.AppConfig)
-		}
-		return names
-	})
-	if err != nil {
-		return fmt.Errorf("indexing WebApps by AppConfig: %w", err)
-	}
-	return nil
-}
-
 // SetupWithManager registers the reconciler. It watches AppConfigs, the
 // WebApps that use them, and those WebApps' Deployments, whose rollouts it
 // waits for.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
-	if err := IndexConfigUses(context.Background(), mgr.GetFieldIndexer(), configIndex); err != nil {
+	if err := appconfig.IndexWebAppUses(context.Background(), mgr.GetFieldIndexer(), configIndex); err != nil {
 		return err
 	}
 	err := metrics.RegisterListPhases(reader, func() client.ObjectList { return &v1alpha1.AppConfigList{} },

@@ -29,7 +29,6 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appstack"
-	appconfigctl "github.com/steward-dev/steward/internal/controller/appconfig"
 	"github.com/steward-dev/steward/internal/labels"
 )
 
@@ -49,7 +48,7 @@ func (c *component) object() string { return c.live.GetName() }
 // configTrouble are the AppConfig reasons that are its own trouble, not a
 // consumer's rollout.
 var configTrouble = []string{
-	appconfigctl.ReasonInvalidSpec, appconfigctl.ReasonSecretNotFound, appconfigctl.ReasonRevisionNotFound,
+	v1alpha1.ReasonInvalidSpec, v1alpha1.ReasonSecretNotFound, v1alpha1.ReasonRevisionNotFound,
 	v1alpha1.ReasonNameConflict, v1alpha1.ReasonApplyFailed,
 }
 
@@ -61,7 +60,7 @@ var configTrouble = []string{
 // yet.
 func (c *component) readiness() (ready bool, reason, message string, degraded bool) {
 	if !c.exists {
-		return false, ReasonNotCreated, fmt.Sprintf("%s %s is not created yet", c.kind, c.object()), false
+		return false, v1alpha1.ReasonNotCreated, fmt.Sprintf("%s %s is not created yet", c.kind, c.object()), false
 	}
 	var conds []metav1.Condition
 	var observed int64
@@ -126,7 +125,7 @@ func emptyObject(kind, name string) client.Object {
 // objectMeta is the metadata of a stack's component object.
 func objectMeta(stack *v1alpha1.AppStack, component, kind string) metav1.ObjectMeta {
 	l := labels.Common(appstack.ObjectName(stack, component), strings.ToLower(kind))
-	l[LabelStack] = stack.Name
+	l[v1alpha1.LabelAppStack] = stack.Name
 	return metav1.ObjectMeta{
 		Name: appstack.ObjectName(stack, component), Namespace: stack.Namespace, Labels: l,
 		OwnerReferences: []metav1.OwnerReference{{
@@ -177,7 +176,7 @@ func owned(ctx context.Context, reader client.Reader, stack *v1alpha1.AppStack) 
 	}
 	var out []*component
 	for _, l := range lists {
-		if err := reader.List(ctx, l.list, client.InNamespace(stack.Namespace), client.MatchingLabels{LabelStack: stack.Name}); err != nil {
+		if err := reader.List(ctx, l.list, client.InNamespace(stack.Namespace), client.MatchingLabels{v1alpha1.LabelAppStack: stack.Name}); err != nil {
 			return nil, fmt.Errorf("listing the stack's %ss: %w", l.kind, err)
 		}
 		items, err := meta.ExtractList(l.list)

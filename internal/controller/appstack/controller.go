@@ -44,34 +44,6 @@ import (
 	"github.com/steward-dev/steward/internal/priority"
 )
 
-// Finalizer holds a deleted AppStack until its components are removed in
-// reverse order.
-const Finalizer = "steward.dev/appstack-teardown"
-
-// LabelStack names the AppStack a component belongs to.
-const LabelStack = "steward.dev/appstack"
-
-// Condition and component reasons.
-const (
-	ReasonBlocked           = "Blocked"
-	ReasonInvalidSpec       = "InvalidSpec"
-	ReasonDependencyTimeout = "DependencyTimeout"
-	ReasonComponentsReady   = "ComponentsReady"
-	ReasonDeploying         = "Deploying"
-	ReasonDeleting          = "Deleting"
-	ReasonFinalBackup       = "FinalBackup"
-	ReasonFinalBackupFailed = "FinalBackupFailed"
-	ReasonComponentDegraded = "ComponentDegraded"
-	ReasonNotCreated        = "NotCreated"
-)
-
-// Event reasons.
-const (
-	EventCreated = "Created"
-	EventDeleted = "Deleted"
-	EventBlocked = "Blocked"
-)
-
 // poll is how often a stack is looked at while it waits on something no
 // watch reports: a final backup, or a dependency's timeout.
 const poll = 5 * time.Second
@@ -127,17 +99,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var res ctrl.Result
 	var err error
 	if !stack.DeletionTimestamp.IsZero() {
-		if !controllerutil.ContainsFinalizer(stack, Finalizer) {
+		if !controllerutil.ContainsFinalizer(stack, v1alpha1.AppStackFinalizer) {
 			return ctrl.Result{}, nil
 		}
 		var done bool
 		done, res, err = r.tearDown(ctx, stack, st)
 		if err == nil && done {
-			controllerutil.RemoveFinalizer(stack, Finalizer)
+			controllerutil.RemoveFinalizer(stack, v1alpha1.AppStackFinalizer)
 			return ctrl.Result{}, r.Client.Update(ctx, stack)
 		}
 	} else {
-		if controllerutil.AddFinalizer(stack, Finalizer) {
+		if controllerutil.AddFinalizer(stack, v1alpha1.AppStackFinalizer) {
 			if err := r.Client.Update(ctx, stack); err != nil {
 				return ctrl.Result{}, err
 			}
@@ -167,9 +139,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, stack *v1alpha1.AppStack, 
 func setInvalid(stack *v1alpha1.AppStack, st *v1alpha1.AppStackStatus, err error) {
 	st.Phase = v1alpha1.AppStackDegraded
 	conditions.Set(&st.Conditions, stack.Generation,
-		conditions.False(ReasonInvalidSpec, err.Error()),
-		conditions.False(ReasonInvalidSpec, "Nothing is created until the spec is fixed"),
-		conditions.True(ReasonInvalidSpec, err.Error()))
+		conditions.False(v1alpha1.ReasonInvalidSpec, err.Error()),
+		conditions.False(v1alpha1.ReasonInvalidSpec, "Nothing is created until the spec is fixed"),
+		conditions.True(v1alpha1.ReasonInvalidSpec, err.Error()))
 }
 
 var phases = []string{

@@ -38,8 +38,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/controller/appstack"
-	backupctl "github.com/steward-dev/steward/internal/controller/backup"
 )
 
 // shop is the e-commerce platform: a PostgreSQL database and a Redis cache,
@@ -124,7 +122,7 @@ func component(t *testing.T, ns, name string, check func(v1alpha1.StackComponent
 
 func blockedBy(want string) func(v1alpha1.StackComponentStatus) error {
 	return func(c v1alpha1.StackComponentStatus) error {
-		if c.Reason != appstack.ReasonBlocked || !strings.HasPrefix(c.Message, want) {
+		if c.Reason != v1alpha1.ReasonBlocked || !strings.HasPrefix(c.Message, want) {
 			return fmt.Errorf("%s: reason %s, message %q; want Blocked, %q", c.Name, c.Reason, c.Message, want)
 		}
 		return nil
@@ -259,7 +257,7 @@ func TestTheShopConvergesInDependencyOrder(t *testing.T) {
 // createdEvents lists the objects the stack created, in the order of its events.
 func createdEvents(t *testing.T, ns string) []string {
 	t.Helper()
-	return events(t, ns, appstack.EventCreated)
+	return events(t, ns, v1alpha1.EventComponentCreated)
 }
 
 func events(t *testing.T, ns, reason string) []string {
@@ -287,7 +285,7 @@ func converge(t *testing.T, ns string) {
 			return err
 		}
 		for _, c := range s.Status.Components {
-			if c.Ready || c.Kind == "Ingress" || c.Reason == appstack.ReasonBlocked {
+			if c.Ready || c.Kind == "Ingress" || c.Reason == v1alpha1.ReasonBlocked {
 				continue
 			}
 			var obj client.Object
@@ -330,7 +328,7 @@ func TestABrokenDatabaseHoldsItsDependentsUntilFixed(t *testing.T) {
 			return err
 		}
 		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionDegraded)
-		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != appstack.ReasonDependencyTimeout ||
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonDependencyTimeout ||
 			!strings.Contains(c.Message, "waiting for database db: UpgradeBlocked") {
 			return fmt.Errorf("Degraded = %+v", c)
 		}
@@ -356,7 +354,7 @@ func TestACycleIsReportedAndNothingWaitsOnIt(t *testing.T) {
 			return err
 		}
 		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionReady)
-		if c == nil || c.Reason != appstack.ReasonInvalidSpec || c.Message != "dependency cycle: backend -> frontend -> backend" {
+		if c == nil || c.Reason != v1alpha1.ReasonInvalidSpec || c.Message != "dependency cycle: backend -> frontend -> backend" {
 			return fmt.Errorf("Ready = %+v", c)
 		}
 		return nil
@@ -452,7 +450,7 @@ func TestDeletionRunsInReverseOrder(t *testing.T) {
 		}
 		return nil
 	})
-	deleted := events(t, ns, appstack.EventDeleted)
+	deleted := events(t, ns, v1alpha1.EventComponentDeleted)
 	pos := map[string]int{}
 	for i, name := range deleted {
 		pos[name] = i
@@ -501,7 +499,7 @@ func TestProductionDatabaseFinalBackup(t *testing.T) {
 			return err
 		}
 		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionDegraded)
-		if c == nil || c.Reason != appstack.ReasonFinalBackupFailed || !strings.Contains(c.Message, "final backup of Database shop-db failed") {
+		if c == nil || c.Reason != v1alpha1.ReasonFinalBackupFailed || !strings.Contains(c.Message, "final backup of Database shop-db failed") {
 			return fmt.Errorf("Degraded = %+v", c)
 		}
 		return nil
@@ -519,7 +517,7 @@ func TestProductionDatabaseFinalBackup(t *testing.T) {
 		if err := k8s.Get(context.Background(), stackKey(ns), s); err != nil {
 			return err
 		}
-		s.Annotations = map[string]string{appstack.AnnotationRetryFinalBackup: "1"}
+		s.Annotations = map[string]string{v1alpha1.AnnotationRetryFinalBackup: "1"}
 		return k8s.Update(context.Background(), s)
 	})
 	if again := runFinalBackup(t, backup, true); again == token {
@@ -543,13 +541,13 @@ func runFinalBackup(t *testing.T, backup *v1alpha1.Backup, succeed bool) string 
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(backup), backup); err != nil {
 			return err
 		}
-		v := backup.Annotations[backupctl.AnnotationBackupNow]
+		v := backup.Annotations[v1alpha1.AnnotationBackupNow]
 		if v == "" || v == backup.Status.LastManualRun {
 			return fmt.Errorf("no new run asked for")
 		}
 		token = v
 		now := metav1.Now()
-		run := v1alpha1.BackupRun{Job: backupctl.ManualJobName(backup, v), StartTime: &now, CompletionTime: &now, Succeeded: succeed}
+		run := v1alpha1.BackupRun{Job: backup.ManualJobName(v), StartTime: &now, CompletionTime: &now, Succeeded: succeed}
 		if !succeed {
 			run.Message = "pg_dump: connection refused"
 		}
@@ -648,7 +646,7 @@ func TestAConfigRolloutHoldsNoAppAndABrokenAppDegradesTheStack(t *testing.T) {
 			return err
 		}
 		c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionDegraded)
-		if s.Status.Phase != v1alpha1.AppStackDegraded || c == nil || c.Reason != appstack.ReasonComponentDegraded || !strings.Contains(c.Message, "WebApp backend: the rollout is stuck") {
+		if s.Status.Phase != v1alpha1.AppStackDegraded || c == nil || c.Reason != v1alpha1.ReasonComponentDegraded || !strings.Contains(c.Message, "WebApp backend: the rollout is stuck") {
 			return fmt.Errorf("phase %s, Degraded %+v", s.Status.Phase, c)
 		}
 		return nil

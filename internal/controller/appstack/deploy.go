@@ -121,7 +121,7 @@ func (r *Reconciler) deploy(ctx context.Context, stack *v1alpha1.AppStack, st *v
 		}
 		c.exists = true
 		if created {
-			r.Recorder.Eventf(stack, c.live, corev1.EventTypeNormal, EventCreated, "Create",
+			r.Recorder.Eventf(stack, c.live, corev1.EventTypeNormal, v1alpha1.EventComponentCreated, "Create",
 				"Created %s %s: %s", c.kind, c.object(), createdWhy(g.Node(c.name).Needs))
 		}
 		e.ready, e.reason, e.message, e.degraded = c.readiness()
@@ -174,7 +174,7 @@ func (r *Reconciler) isNew(ctx context.Context, c *component) (bool, error) {
 // block marks the entry as waiting for the dependency, whose object is
 // dep's when it exists.
 func (e *entry) block(dependency string, dep *component, message string) {
-	e.blocked, e.reason, e.message, e.waitsFor = true, ReasonBlocked, message, dependency
+	e.blocked, e.reason, e.message, e.waitsFor = true, v1alpha1.ReasonBlocked, message, dependency
 	if dep != nil && dep.exists {
 		e.dependency = dep.live
 	}
@@ -195,12 +195,12 @@ func (e *entry) waitsForObject() runtime.Object {
 // long until that happens, or 0. A component newly Blocked gets an event.
 func (r *Reconciler) waited(stack *v1alpha1.AppStack, e *entry, prev map[string]v1alpha1.StackComponentStatus, now time.Time) time.Duration {
 	p, seen := prev[e.c.name]
-	wasBlocked := seen && p.Reason == ReasonBlocked && p.Since != nil
+	wasBlocked := seen && p.Reason == v1alpha1.ReasonBlocked && p.Since != nil
 	// Announced once per dependency waited for: the reason of the wait
 	// changes as the dependency progresses, and the status may be read from
 	// a cache that has not seen the last write.
 	if r.announce(stack, e.c.name, e.waitsFor) {
-		r.Recorder.Eventf(stack, e.waitsForObject(), corev1.EventTypeNormal, EventBlocked, "Deploy", "%s %s is held: %s", e.c.kind, e.c.name, e.message)
+		r.Recorder.Eventf(stack, e.waitsForObject(), corev1.EventTypeNormal, v1alpha1.EventBlocked, "Deploy", "%s %s is held: %s", e.c.kind, e.c.name, e.message)
 	}
 	t := stack.Spec.DependencyTimeout
 	if t == nil {
@@ -217,7 +217,7 @@ func (r *Reconciler) waited(stack *v1alpha1.AppStack, e *entry, prev map[string]
 	e.degraded = true
 	e.message += fmt.Sprintf(" (waited longer than %s)", t.Duration)
 	if r.announce(stack, e.c.name+"/timeout", e.waitsFor) {
-		r.Recorder.Eventf(stack, e.waitsForObject(), corev1.EventTypeWarning, ReasonDependencyTimeout, "Deploy", "%s %s: %s", e.c.kind, e.c.name, e.message)
+		r.Recorder.Eventf(stack, e.waitsForObject(), corev1.EventTypeWarning, v1alpha1.ReasonDependencyTimeout, "Deploy", "%s %s: %s", e.c.kind, e.c.name, e.message)
 	}
 	return 0
 }
@@ -274,28 +274,28 @@ func setDeployStatus(stack *v1alpha1.AppStack, st *v1alpha1.AppStackStatus, entr
 	}
 	degradedCond := conditions.False(v1alpha1.ReasonHealthy, "No component is degraded")
 	if len(degraded) > 0 {
-		reason := ReasonComponentDegraded
+		reason := v1alpha1.ReasonComponentDegraded
 		for _, e := range entries {
 			if e.degraded && e.blocked {
-				reason = ReasonDependencyTimeout
+				reason = v1alpha1.ReasonDependencyTimeout
 				break
 			}
 		}
 		degradedCond = conditions.True(reason, strings.Join(degraded, "; "))
 	}
-	progressing := conditions.False(ReasonComponentsReady, "Every component is created and Ready")
+	progressing := conditions.False(v1alpha1.ReasonComponentsReady, "Every component is created and Ready")
 	var waiting []string
 	waiting = append(waiting, notReady...)
 	waiting = append(waiting, blocked...)
 	switch {
 	case len(blocked) > 0:
-		progressing = conditions.True(ReasonBlocked, strings.Join(waiting, "; "))
+		progressing = conditions.True(v1alpha1.ReasonBlocked, strings.Join(waiting, "; "))
 	case len(notReady) > 0:
-		progressing = conditions.True(ReasonDeploying, "Not Ready yet: "+strings.Join(notReady, ", "))
+		progressing = conditions.True(v1alpha1.ReasonDeploying, "Not Ready yet: "+strings.Join(notReady, ", "))
 	case removing > 0:
-		progressing = conditions.True(ReasonDeleting, fmt.Sprintf("Removing %d components no longer in the spec", removing))
+		progressing = conditions.True(v1alpha1.ReasonDeleting, fmt.Sprintf("Removing %d components no longer in the spec", removing))
 	}
-	ready := conditions.True(ReasonComponentsReady, fmt.Sprintf("All %d components are Ready", len(entries)))
+	ready := conditions.True(v1alpha1.ReasonComponentsReady, fmt.Sprintf("All %d components are Ready", len(entries)))
 	switch {
 	case degradedCond.Status == metav1.ConditionTrue:
 		ready = conditions.False(degradedCond.Reason, degradedCond.Message)

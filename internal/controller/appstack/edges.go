@@ -121,7 +121,7 @@ func (r *Reconciler) reconcileMonitoring(ctx context.Context, stack *v1alpha1.Ap
 		sm.SetName(c.object())
 		sm.SetNamespace(stack.Namespace)
 		l := labels.Common(c.object(), "monitoring")
-		l[LabelStack] = stack.Name
+		l[v1alpha1.LabelAppStack] = stack.Name
 		sm.SetLabels(l)
 		sm.SetOwnerReferences(objectMeta(stack, c.name, c.kind).OwnerReferences)
 		sm.Object["spec"] = map[string]any{
@@ -136,7 +136,7 @@ func (r *Reconciler) reconcileMonitoring(ctx context.Context, stack *v1alpha1.Ap
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(serviceMonitorGVK.GroupVersion().WithKind("ServiceMonitorList"))
-	if err := r.APIReader.List(ctx, list, client.InNamespace(stack.Namespace), client.MatchingLabels{LabelStack: stack.Name}); err != nil {
+	if err := r.APIReader.List(ctx, list, client.InNamespace(stack.Namespace), client.MatchingLabels{v1alpha1.LabelAppStack: stack.Name}); err != nil {
 		return fmt.Errorf("listing ServiceMonitors: %w", err)
 	}
 	for i := range list.Items {
@@ -207,7 +207,7 @@ func (r *Reconciler) reconcileIngress(ctx context.Context, stack *v1alpha1.AppSt
 				WithPort(networkingv1ac.ServiceBackendPort().WithName("http")))))
 	}
 	l := labels.Common(ingressName(stack), "ingress")
-	l[LabelStack] = stack.Name
+	l[v1alpha1.LabelAppStack] = stack.Name
 	spec := networkingv1ac.IngressSpec().WithRules(networkingv1ac.IngressRule().WithHost(in.Host).WithHTTP(http))
 	if in.ClassName != nil {
 		spec.WithIngressClassName(*in.ClassName)
@@ -229,7 +229,7 @@ func (r *Reconciler) reconcileIngress(ctx context.Context, stack *v1alpha1.AppSt
 		return nil, err
 	}
 	if !exists {
-		r.Recorder.Eventf(stack, live, corev1.EventTypeNormal, EventCreated, "Create",
+		r.Recorder.Eventf(stack, live, corev1.EventTypeNormal, v1alpha1.EventComponentCreated, "Create",
 			"Created Ingress %s: the exposed apps are Ready", live.Name)
 	}
 	c.exists = true

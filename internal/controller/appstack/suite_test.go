@@ -34,9 +34,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/testenv/apitest"
 	"github.com/steward-dev/steward/internal/controller/appstack"
 	"github.com/steward-dev/steward/internal/manager"
+	"github.com/steward-dev/steward/internal/testenv/apitest"
 )
 
 // These tests run the AppStack controller alone against a real API server.

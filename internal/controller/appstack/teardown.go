@@ -33,13 +33,7 @@ import (
 	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/appstack"
 	"github.com/steward-dev/steward/internal/conditions"
-	backupctl "github.com/steward-dev/steward/internal/controller/backup"
-	"github.com/steward-dev/steward/internal/controller/database"
 )
-
-// AnnotationRetryFinalBackup runs a failed final backup again when it is
-// set on the AppStack to a new value.
-const AnnotationRetryFinalBackup = "steward.dev/retry-final-backup"
 
 // teardownRank orders the deletion of components of different kinds that
 // do not depend on each other: apps first, databases last.
@@ -128,18 +122,18 @@ func (r *Reconciler) tearDown(ctx context.Context, stack *v1alpha1.AppStack, st 
 	switch {
 	case failure != "":
 		conditions.Set(&st.Conditions, stack.Generation,
-			conditions.False(ReasonFinalBackupFailed, failure),
-			conditions.False(ReasonFinalBackupFailed, "Deletion is stopped"),
-			conditions.True(ReasonFinalBackupFailed, failure))
+			conditions.False(v1alpha1.ReasonFinalBackupFailed, failure),
+			conditions.False(v1alpha1.ReasonFinalBackupFailed, "Deletion is stopped"),
+			conditions.True(v1alpha1.ReasonFinalBackupFailed, failure))
 	case waiting != "":
 		conditions.Set(&st.Conditions, stack.Generation,
-			conditions.False(ReasonDeleting, "Deleting in reverse order: "+waiting),
-			conditions.True(ReasonDeleting, "Left: "+strings.Join(names, ", ")),
+			conditions.False(v1alpha1.ReasonDeleting, "Deleting in reverse order: "+waiting),
+			conditions.True(v1alpha1.ReasonDeleting, "Left: "+strings.Join(names, ", ")),
 			conditions.False(v1alpha1.ReasonHealthy, "Nothing stops the deletion"))
 	default:
 		conditions.Set(&st.Conditions, stack.Generation,
-			conditions.False(ReasonDeleting, "Deleting: "+strings.Join(names, ", ")),
-			conditions.True(ReasonDeleting, "Left: "+strings.Join(names, ", ")),
+			conditions.False(v1alpha1.ReasonDeleting, "Deleting: "+strings.Join(names, ", ")),
+			conditions.True(v1alpha1.ReasonDeleting, "Left: "+strings.Join(names, ", ")),
 			conditions.False(v1alpha1.ReasonHealthy, "Nothing stops the deletion"))
 	}
 	return false, ctrl.Result{RequeueAfter: poll}, nil
@@ -194,7 +188,7 @@ func (r *Reconciler) deleteInOrder(ctx context.Context, stack *v1alpha1.AppStack
 		if err := r.Client.Delete(ctx, c.live, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 			return "", "", fmt.Errorf("deleting %s %s: %w", c.kind, c.object(), err)
 		}
-		r.Recorder.Eventf(stack, c.live, corev1.EventTypeNormal, EventDeleted, "Delete", "Deleted %s %s", c.kind, c.object())
+		r.Recorder.Eventf(stack, c.live, corev1.EventTypeNormal, v1alpha1.EventComponentDeleted, "Delete", "Deleted %s %s", c.kind, c.object())
 	}
 	return waiting, "", nil
 }
@@ -216,29 +210,29 @@ func (r *Reconciler) finalBackup(ctx context.Context, stack *v1alpha1.AppStack, 
 		return true, "", nil
 	}
 	backup := &v1alpha1.Backup{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: database.BackupName(db)}, backup); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.BackupName()}, backup); err != nil {
 		if client.IgnoreNotFound(err) != nil {
 			return false, "", err
 		}
 		if !conditions.EverTrue(db.Status.Conditions, v1alpha1.ConditionReady, v1alpha1.ReasonCreating) {
 			return true, "", nil // never served: nothing to back up
 		}
-		return false, fmt.Sprintf("Database %s has no Backup %s to take its final backup with", db.Name, database.BackupName(db)), nil
+		return false, fmt.Sprintf("Database %s has no Backup %s to take its final backup with", db.Name, db.BackupName()), nil
 	}
 	token := "final-" + string(stack.UID)
-	if retry := stack.Annotations[AnnotationRetryFinalBackup]; retry != "" {
+	if retry := stack.Annotations[v1alpha1.AnnotationRetryFinalBackup]; retry != "" {
 		token += "-" + retry
 	}
-	if backup.Annotations[backupctl.AnnotationBackupNow] != token {
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, backupctl.AnnotationBackupNow, token)
+	if backup.Annotations[v1alpha1.AnnotationBackupNow] != token {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationBackupNow, token)
 		if err := r.Client.Patch(ctx, backup, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 			return false, "", fmt.Errorf("asking Backup %s for the final backup: %w", backup.Name, err)
 		}
-		r.Recorder.Eventf(stack, backup, corev1.EventTypeNormal, ReasonFinalBackup, "Delete",
+		r.Recorder.Eventf(stack, backup, corev1.EventTypeNormal, v1alpha1.ReasonFinalBackup, "Delete",
 			"Taking the final backup of Database %s before deleting it", db.Name)
 		return false, "", nil
 	}
-	job := backupctl.ManualJobName(backup, token)
+	job := backup.ManualJobName(token)
 	for _, run := range backup.Status.History {
 		if run.Job != job || run.CompletionTime == nil {
 			continue
@@ -247,7 +241,7 @@ func (r *Reconciler) finalBackup(ctx context.Context, stack *v1alpha1.AppStack, 
 			return true, "", nil
 		}
 		return false, fmt.Sprintf("The final backup of Database %s failed (%s), so it is not deleted. Fix the cause and set the annotation %s on the AppStack to a new value to try again, or turn the database's backups off in the stack to delete it without one",
-			db.Name, run.Message, AnnotationRetryFinalBackup), nil
+			db.Name, run.Message, v1alpha1.AnnotationRetryFinalBackup), nil
 	}
 	return false, "", nil
 }

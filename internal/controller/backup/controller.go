@@ -22,8 +22,6 @@ package backup
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -47,14 +45,6 @@ import (
 )
 
 const (
-	// Finalizer holds a deleted Backup until its deletion policy is
-	// carried out on the stored dumps.
-	Finalizer = "steward.dev/backup-deletion-policy"
-	// AnnotationBackupNow asks for a run now: set it to any new value
-	// (e.g. a timestamp); each new value starts one run.
-	AnnotationBackupNow = "steward.dev/backup-now"
-	// LabelBackup selects the Jobs and pods of one Backup.
-	LabelBackup = "steward.dev/backup"
 
 	// historyLimit is how many runs status.history keeps.
 	historyLimit = 10
@@ -99,9 +89,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !b.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, b)
 	}
-	if !controllerutil.ContainsFinalizer(b, Finalizer) {
+	if !controllerutil.ContainsFinalizer(b, v1alpha1.BackupFinalizer) {
 		orig := b.DeepCopy()
-		controllerutil.AddFinalizer(b, Finalizer)
+		controllerutil.AddFinalizer(b, v1alpha1.BackupFinalizer)
 		if err := r.Client.Patch(ctx, b, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
 		}
@@ -168,25 +158,19 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, b *v1alpha1.Backup) (obs
 	obs.cronJob = cj
 	obs.sourceDatabase = src.conn.Database
 
-	if want := b.Annotations[AnnotationBackupNow]; want != "" && want != b.Status.LastManualRun {
+	if want := b.Annotations[v1alpha1.AnnotationBackupNow]; want != "" && want != b.Status.LastManualRun {
 		job := &batchv1.Job{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: ManualJobName(b, want)}, job); client.IgnoreNotFound(err) != nil {
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.ManualJobName(want)}, job); client.IgnoreNotFound(err) != nil {
 			return obs, err
 		}
 		if err := applier.Apply(ctx, ManualJob(b, src, r.InstanceImage, want), job, b.UID); err != nil {
 			return obs, err
 		}
 		obs.manualRun = want
-		r.Recorder.Eventf(b, job, corev1.EventTypeNormal, EventRunRequested, "Backup",
-			"Started Job %s as the %s annotation asks", job.Name, AnnotationBackupNow)
+		r.Recorder.Eventf(b, job, corev1.EventTypeNormal, v1alpha1.EventBackupRequested, "Backup",
+			"Started Job %s as the %s annotation asks", job.Name, v1alpha1.AnnotationBackupNow)
 	}
 	return obs, nil
-}
-
-// ManualJobName is the name of the on-demand run for an annotation value.
-func ManualJobName(b *v1alpha1.Backup, value string) string {
-	sum := sha256.Sum256([]byte(value))
-	return fmt.Sprintf("%s-now-%s", b.Name, hex.EncodeToString(sum[:])[:8])
 }
 
 // writeStatus patches the status subresource, and only when it changed.
@@ -222,7 +206,7 @@ func requeueAfter(b *v1alpha1.Backup, obs observed, st *v1alpha1.BackupStatus, n
 // CronJobs and Jobs, and the pods of those Jobs.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	byLabel := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []ctrl.Request {
-		name := obj.GetLabels()[LabelBackup]
+		name := obj.GetLabels()[v1alpha1.LabelBackup]
 		if name == "" {
 			return nil
 		}

@@ -36,7 +36,6 @@ import (
 	"github.com/steward-dev/steward/internal/backup/jobs"
 	"github.com/steward-dev/steward/internal/backup/store"
 	"github.com/steward-dev/steward/internal/testenv/storetest"
-	"github.com/steward-dev/steward/internal/controller/backup"
 )
 
 func newBackup(ns, name string, mutate ...func(*v1alpha1.Backup)) *v1alpha1.Backup {
@@ -217,13 +216,13 @@ func TestCronJobRunsTheDumpWithSecretsOnlyByReference(t *testing.T) {
 	if !secretVolume {
 		t.Error("the store's credentials Secret is not mounted")
 	}
-	b := waitFor(t, ns, "shop", "Ready", hasCond(v1alpha1.ConditionReady, "True", backup.ReasonScheduled))
+	b := waitFor(t, ns, "shop", "Ready", hasCond(v1alpha1.ConditionReady, "True", v1alpha1.ReasonScheduled))
 	if b.Status.NextScheduleTime == nil {
 		t.Error("nextScheduleTime is not set")
 	} else if h := b.Status.NextScheduleTime.In(mustZone(t, "Europe/Berlin")).Hour(); h != 2 {
 		t.Errorf("next run at %s: not 02:00 in Berlin", b.Status.NextScheduleTime)
 	}
-	if c := cond(b, backup.ConditionLastBackupSucceeded); c == nil || c.Status != metav1.ConditionUnknown {
+	if c := cond(b, v1alpha1.ConditionLastBackupSucceeded); c == nil || c.Status != metav1.ConditionUnknown {
 		t.Errorf("LastBackupSucceeded = %+v, want Unknown before any run", c)
 	}
 }
@@ -245,7 +244,7 @@ func TestRunResultsLandInStatusEventsAndMetrics(t *testing.T) {
 	finishJob(t, ns, "shop-1", dump.Result{Succeeded: true, Key: "2026/11/22/20261122T020000.000Z-shop.pgdump",
 		Size: 4096, SHA256: strings.Repeat("ab", 32), StartTime: start, CompletionTime: start.Add(42 * time.Second),
 		DurationSeconds: 42, Pruned: 2})
-	b := waitFor(t, ns, "shop", "a recorded success", hasCond(backup.ConditionLastBackupSucceeded, "True", backup.ReasonSucceeded))
+	b := waitFor(t, ns, "shop", "a recorded success", hasCond(v1alpha1.ConditionLastBackupSucceeded, "True", v1alpha1.ReasonSucceeded))
 	last := b.Status.LastBackup
 	if last == nil || last.Object != "2026/11/22/20261122T020000.000Z-shop.pgdump" || last.Size != 4096 ||
 		last.SHA256 != strings.Repeat("ab", 32) || last.DurationSeconds != 42 || last.Job != "shop-1" {
@@ -254,7 +253,7 @@ func TestRunResultsLandInStatusEventsAndMetrics(t *testing.T) {
 	if len(b.Status.History) != 1 || !strings.Contains(b.Status.History[0].Message, "Pruned 2") {
 		t.Errorf("history = %+v", b.Status.History)
 	}
-	expectEvent(t, ns, "shop", backup.EventBackupSucceeded, "4096 bytes")
+	expectEvent(t, ns, "shop", v1alpha1.EventBackupSucceeded, "4096 bytes")
 	if m := metric(t, "steward_backup_last_size_bytes", ns); m == nil || m.GetGauge().GetValue() != 4096 {
 		t.Errorf("steward_backup_last_size_bytes = %v", m)
 	}
@@ -268,14 +267,14 @@ func TestRunResultsLandInStatusEventsAndMetrics(t *testing.T) {
 	createRun(t, ns, "shop", "shop-2")
 	finishJob(t, ns, "shop-2", dump.Result{Succeeded: false, Error: "pg_dump: connection refused",
 		StartTime: time.Now().UTC(), CompletionTime: time.Now().UTC()})
-	b = waitFor(t, ns, "shop", "a recorded failure", hasCond(backup.ConditionLastBackupSucceeded, "False", backup.ReasonFailed))
+	b = waitFor(t, ns, "shop", "a recorded failure", hasCond(v1alpha1.ConditionLastBackupSucceeded, "False", v1alpha1.ReasonFailed))
 	if c := cond(b, v1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "connection refused") {
 		t.Errorf("Ready = %+v", c)
 	}
 	if b.Status.LastBackup.Job != "shop-1" || len(b.Status.History) != 2 || b.Status.History[0].Job != "shop-2" {
 		t.Errorf("after a failure: last %s, history %+v", b.Status.LastBackup.Job, b.Status.History)
 	}
-	expectEvent(t, ns, "shop", backup.EventBackupFailed, "connection refused")
+	expectEvent(t, ns, "shop", v1alpha1.EventBackupFailed, "connection refused")
 	if m := metric(t, "steward_backup_failures_total", ns); m == nil || m.GetCounter().GetValue() != 1 {
 		t.Errorf("steward_backup_failures_total = %v, want 1", m)
 	}
@@ -310,7 +309,7 @@ func touch(t *testing.T, ns, name string) {
 func TestStaleWhenNoRecentSuccess(t *testing.T) {
 	ns := namespace(t)
 	create(t, newBackup(ns, "hourly", func(b *v1alpha1.Backup) { b.Spec.Schedule = "@hourly" }))
-	waitFor(t, ns, "hourly", "fresh", hasCond(backup.ConditionBackupStale, "False", backup.ReasonFresh))
+	waitFor(t, ns, "hourly", "fresh", hasCond(v1alpha1.ConditionBackupStale, "False", v1alpha1.ReasonFresh))
 
 	// The last success was three hours ago; runs stopped succeeding.
 	eventually(t, func() error {
@@ -323,27 +322,27 @@ func TestStaleWhenNoRecentSuccess(t *testing.T) {
 		return k8s.Status().Update(context.Background(), b)
 	})
 	touch(t, ns, "hourly")
-	b := waitFor(t, ns, "hourly", "stale", hasCond(backup.ConditionBackupStale, "True", backup.ReasonStale))
-	if c := cond(b, v1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || c.Reason != backup.ConditionBackupStale {
+	b := waitFor(t, ns, "hourly", "stale", hasCond(v1alpha1.ConditionBackupStale, "True", v1alpha1.ReasonStale))
+	if c := cond(b, v1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ConditionBackupStale {
 		t.Errorf("Ready = %+v, want False because stale", c)
 	}
-	expectEvent(t, ns, "hourly", backup.EventBackupStale, "twice the schedule")
+	expectEvent(t, ns, "hourly", v1alpha1.EventBackupStale, "twice the schedule")
 }
 
 func TestOnDemandRun(t *testing.T) {
 	ns := namespace(t)
 	create(t, newBackup(ns, "shop"))
-	waitFor(t, ns, "shop", "Ready", hasCond(v1alpha1.ConditionReady, "True", backup.ReasonScheduled))
+	waitFor(t, ns, "shop", "Ready", hasCond(v1alpha1.ConditionReady, "True", v1alpha1.ReasonScheduled))
 	eventually(t, func() error {
 		b := &v1alpha1.Backup{}
 		if err := get(ns, "shop", b); err != nil {
 			return err
 		}
-		b.Annotations = map[string]string{backup.AnnotationBackupNow: "2026-11-22T10:00"}
+		b.Annotations = map[string]string{v1alpha1.AnnotationBackupNow: "2026-11-22T10:00"}
 		return k8s.Update(context.Background(), b)
 	})
 	b := waitFor(t, ns, "shop", "the manual run", func(b *v1alpha1.Backup) bool { return b.Status.LastManualRun == "2026-11-22T10:00" })
-	name := backup.ManualJobName(b, "2026-11-22T10:00")
+	name := b.ManualJobName("2026-11-22T10:00")
 	job := &batchv1.Job{}
 	if err := get(ns, name, job); err != nil {
 		t.Fatalf("on-demand Job: %v", err)
@@ -355,7 +354,7 @@ func TestOnDemandRun(t *testing.T) {
 	waitFor(t, ns, "shop", "the manual run's result", func(b *v1alpha1.Backup) bool {
 		return b.Status.LastBackup != nil && b.Status.LastBackup.Job == name
 	})
-	expectEvent(t, ns, "shop", backup.EventRunRequested, name)
+	expectEvent(t, ns, "shop", v1alpha1.EventBackupRequested, name)
 }
 
 func TestSourceProblemsAreConditions(t *testing.T) {
@@ -363,7 +362,7 @@ func TestSourceProblemsAreConditions(t *testing.T) {
 	create(t, newBackup(ns, "nodb", func(b *v1alpha1.Backup) {
 		b.Spec.Source = v1alpha1.BackupSource{Type: v1alpha1.SourcePostgreSQL, DatabaseRef: &corev1.LocalObjectReference{Name: "orders"}}
 	}))
-	b := waitFor(t, ns, "nodb", "WaitingForDatabase", hasCond(v1alpha1.ConditionReady, "False", backup.ReasonWaitingForDatabase))
+	b := waitFor(t, ns, "nodb", "WaitingForDatabase", hasCond(v1alpha1.ConditionReady, "False", v1alpha1.ReasonWaitingForDatabase))
 	if !strings.Contains(cond(b, v1alpha1.ConditionReady).Message, "orders") {
 		t.Errorf("message does not name the Database: %q", cond(b, v1alpha1.ConditionReady).Message)
 	}
@@ -378,10 +377,10 @@ func TestSourceProblemsAreConditions(t *testing.T) {
 	create(t, newBackup(ns, "mismatch", func(b *v1alpha1.Backup) {
 		b.Spec.Source = v1alpha1.BackupSource{Type: v1alpha1.SourcePostgreSQL, DatabaseRef: &corev1.LocalObjectReference{Name: "catalog"}}
 	}))
-	waitFor(t, ns, "mismatch", "InvalidSource", hasCond(v1alpha1.ConditionReady, "False", backup.ReasonInvalidSource))
+	waitFor(t, ns, "mismatch", "InvalidSource", hasCond(v1alpha1.ConditionReady, "False", v1alpha1.ReasonInvalidSource))
 
 	create(t, newBackup(ns, "badcron", func(b *v1alpha1.Backup) { b.Spec.Schedule = "61 * * * *" }))
-	waitFor(t, ns, "badcron", "InvalidSchedule", hasCond(v1alpha1.ConditionReady, "False", backup.ReasonInvalidSchedule))
+	waitFor(t, ns, "badcron", "InvalidSchedule", hasCond(v1alpha1.ConditionReady, "False", v1alpha1.ReasonInvalidSchedule))
 }
 
 func TestInvalidBackupsAreRejected(t *testing.T) {
@@ -424,7 +423,7 @@ func TestDeletingKeepsTheDumpsByDefault(t *testing.T) {
 		}
 		return nil
 	})
-	expectEvent(t, ns, "keep", backup.EventDumpsRetained, "deletionPolicy Retain")
+	expectEvent(t, ns, "keep", v1alpha1.EventDumpsRetained, "deletionPolicy Retain")
 }
 
 func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
@@ -480,7 +479,7 @@ func TestDeletePolicyRemovesOnlyThisBackupsDumps(t *testing.T) {
 	if ok, _ := bucket.Exists(ctx, theirs); !ok {
 		t.Error("another database's dump was deleted")
 	}
-	expectEvent(t, ns, "gone", backup.EventDumpsDeleted, "Deleted 2 stored dumps")
+	expectEvent(t, ns, "gone", v1alpha1.EventDumpsDeleted, "Deleted 2 stored dumps")
 }
 
 // TestARunThatDiesWithoutAResultIsAFailure: a backup container killed before
@@ -517,7 +516,7 @@ func TestARunThatDiesWithoutAResultIsAFailure(t *testing.T) {
 	if err := k8s.Status().Update(context.Background(), j); err != nil {
 		t.Fatal(err)
 	}
-	b := waitFor(t, ns, "shop", "a recorded failure", hasCond(backup.ConditionLastBackupSucceeded, "False", backup.ReasonFailed))
+	b := waitFor(t, ns, "shop", "a recorded failure", hasCond(v1alpha1.ConditionLastBackupSucceeded, "False", v1alpha1.ReasonFailed))
 	if msg := b.Status.History[0].Message; !strings.Contains(msg, "OOMKilled") || !strings.Contains(msg, "137") {
 		t.Errorf("run message %q does not say how the container ended", msg)
 	}

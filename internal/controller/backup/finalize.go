@@ -37,7 +37,7 @@ import (
 // operator cannot reach keeps the Backup, with an event saying why, until
 // it can or the policy is changed to Retain.
 func (r *Reconciler) finalize(ctx context.Context, b *v1alpha1.Backup) error {
-	if !controllerutil.ContainsFinalizer(b, Finalizer) {
+	if !controllerutil.ContainsFinalizer(b, v1alpha1.BackupFinalizer) {
 		return nil
 	}
 	if b.Spec.DeletionPolicy == v1alpha1.DeletionDelete {
@@ -47,15 +47,15 @@ func (r *Reconciler) finalize(ctx context.Context, b *v1alpha1.Backup) error {
 				"Cannot delete the stored dumps as deletionPolicy Delete asks: %v", err)
 			return err
 		}
-		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, EventDumpsDeleted, "Delete",
+		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, v1alpha1.EventDumpsDeleted, "Delete",
 			"Deleted %d stored dumps, as deletionPolicy Delete asks", n)
 	} else {
-		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, EventDumpsRetained, "Delete",
+		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, v1alpha1.EventDumpsRetained, "Delete",
 			"Kept the stored dumps in %s %s, as deletionPolicy Retain asks", b.Spec.Destination.Type, b.Spec.Destination.Bucket)
 	}
 	metrics.ForgetBackup(b.Namespace, b.Name)
 	orig := b.DeepCopy()
-	controllerutil.RemoveFinalizer(b, Finalizer)
+	controllerutil.RemoveFinalizer(b, v1alpha1.BackupFinalizer)
 	if err := r.Client.Patch(ctx, b, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("removing the finalizer: %w", err)
 	}

@@ -31,7 +31,6 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/jobs"
 	"github.com/steward-dev/steward/internal/conditions"
-	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/engine"
 	"github.com/steward-dev/steward/internal/labels"
 )
@@ -59,17 +58,17 @@ func (r *Reconciler) resolveSource(ctx context.Context, b *v1alpha1.Backup) (sou
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: s.DatabaseRef.Name}, db)
 	switch {
 	case apierrors.IsNotFound(err):
-		return source{}, &problem{reason: ReasonWaitingForDatabase,
+		return source{}, &problem{reason: v1alpha1.ReasonWaitingForDatabase,
 			message: fmt.Sprintf("Database %s does not exist", s.DatabaseRef.Name)}, nil
 	case err != nil:
 		return source{}, nil, fmt.Errorf("reading Database %s: %w", s.DatabaseRef.Name, err)
 	}
-	if want := database.SourceType(db); want != s.Type {
-		return source{}, &problem{reason: ReasonInvalidSource, message: fmt.Sprintf(
+	if want := db.SourceType(); want != s.Type {
+		return source{}, &problem{reason: v1alpha1.ReasonInvalidSource, message: fmt.Sprintf(
 			"source.type is %s but Database %s runs %s, which needs %s", s.Type, db.Name, db.Spec.Engine, want)}, nil
 	}
 	if !conditions.EverTrue(db.Status.Conditions, v1alpha1.ConditionReady, v1alpha1.ReasonCreating) {
-		return source{}, &problem{reason: ReasonWaitingForDatabase,
+		return source{}, &problem{reason: v1alpha1.ReasonWaitingForDatabase,
 			message: fmt.Sprintf("Database %s has not been Ready yet", db.Name)}, nil
 	}
 	eng, engErr := engine.Get(string(db.Spec.Engine))
@@ -78,20 +77,20 @@ func (r *Reconciler) resolveSource(ctx context.Context, b *v1alpha1.Backup) (sou
 	}
 	image := b.Spec.Image
 	if image == "" {
-		image = database.Image(db, eng)
+		image = engine.ImageFor(db, eng)
 	}
-	return source{conn: jobs.Connection{Type: s.Type, Host: database.Host(db), Port: database.Port(db),
-		Database: db.Spec.DatabaseName, CredentialsSecret: database.CredentialsName(db)}, image: image}, nil, nil
+	return source{conn: jobs.Connection{Type: s.Type, Host: db.Host(), Port: db.Port(),
+		Database: db.Spec.DatabaseName, CredentialsSecret: db.CredentialsName()}, image: image}, nil, nil
 }
 
 func invalidSource(err error) *problem {
-	return &problem{reason: ReasonInvalidSource, message: err.Error()}
+	return &problem{reason: v1alpha1.ReasonInvalidSource, message: err.Error()}
 }
 
 // Labels are put on a Backup's CronJob, Jobs and pods.
 func Labels(b *v1alpha1.Backup) map[string]string {
 	l := labels.Common(b.Name, "backup")
-	l[LabelBackup] = b.Name
+	l[v1alpha1.LabelBackup] = b.Name
 	return l
 }
 
@@ -138,9 +137,9 @@ func CronJob(b *v1alpha1.Backup, src source, instanceImage string) *batchv1ac.Cr
 		WithSpec(spec)
 }
 
-// ManualJob is an on-demand run, asked for with AnnotationBackupNow.
+// ManualJob is an on-demand run, asked for with v1alpha1.AnnotationBackupNow.
 func ManualJob(b *v1alpha1.Backup, src source, instanceImage, value string) *batchv1ac.JobApplyConfiguration {
-	return batchv1ac.Job(ManualJobName(b, value), b.Namespace).
+	return batchv1ac.Job(b.ManualJobName(value), b.Namespace).
 		WithLabels(Labels(b)).
 		WithOwnerReferences(ownerReference(b)).
 		WithSpec(jobSpec(b, src, instanceImage).WithTTLSecondsAfterFinished(int32(manualRunTTL.Seconds())))
@@ -176,13 +175,13 @@ func parseSchedule(spec string, tz *string) (schedule, *problem) {
 	if tz != nil {
 		l, err := time.LoadLocation(*tz)
 		if err != nil {
-			return schedule{}, &problem{reason: ReasonInvalidSchedule, message: fmt.Sprintf("timeZone %q is not a known time zone", *tz)}
+			return schedule{}, &problem{reason: v1alpha1.ReasonInvalidSchedule, message: fmt.Sprintf("timeZone %q is not a known time zone", *tz)}
 		}
 		loc = l
 	}
 	s, err := cron.ParseStandard(spec)
 	if err != nil {
-		return schedule{}, &problem{reason: ReasonInvalidSchedule, message: fmt.Sprintf("schedule %q: %v", spec, err)}
+		return schedule{}, &problem{reason: v1alpha1.ReasonInvalidSchedule, message: fmt.Sprintf("schedule %q: %v", spec, err)}
 	}
 	return schedule{Schedule: s, loc: loc}, nil
 }

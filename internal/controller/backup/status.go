@@ -35,35 +35,6 @@ import (
 	"github.com/steward-dev/steward/internal/metrics"
 )
 
-// Condition types and reasons of Backups.
-const (
-	// ConditionLastBackupSucceeded is True when the newest run succeeded.
-	ConditionLastBackupSucceeded = "LastBackupSucceeded"
-	// ConditionBackupStale is True when no run has succeeded within twice
-	// the schedule's interval.
-	ConditionBackupStale = "BackupStale"
-
-	ReasonScheduled          = "Scheduled"
-	ReasonSucceeded          = "Succeeded"
-	ReasonFailed             = "Failed"
-	ReasonNoRunYet           = "NoRunYet"
-	ReasonFresh              = "Fresh"
-	ReasonStale              = "NoRecentSuccess"
-	ReasonWaitingForDatabase = "WaitingForDatabase"
-	ReasonInvalidSource      = "InvalidSource"
-	ReasonInvalidSchedule    = "InvalidSchedule"
-)
-
-// Event reasons.
-const (
-	EventBackupSucceeded = "BackupSucceeded"
-	EventBackupFailed    = "BackupFailed"
-	EventBackupStale     = "BackupStale"
-	EventRunRequested    = "BackupRequested"
-	EventDumpsDeleted    = "DumpsDeleted"
-	EventDumpsRetained   = "DumpsRetained"
-)
-
 // observed is what a reconcile saw and did.
 type observed struct {
 	schedule  schedule
@@ -83,7 +54,7 @@ type problem struct {
 // does not list yet, oldest first.
 func (r *Reconciler) finishedRuns(ctx context.Context, b *v1alpha1.Backup) ([]v1alpha1.BackupRun, error) {
 	list := &batchv1.JobList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(b.Namespace), client.MatchingLabels{LabelBackup: b.Name}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(b.Namespace), client.MatchingLabels{v1alpha1.LabelBackup: b.Name}); err != nil {
 		return nil, fmt.Errorf("listing Jobs: %w", err)
 	}
 	known := map[string]bool{}
@@ -196,14 +167,14 @@ func computeStatus(b *v1alpha1.Backup, obs observed, runs []v1alpha1.BackupRun, 
 
 	switch {
 	case len(st.History) == 0:
-		conditions.SetOne(&st.Conditions, gen, ConditionLastBackupSucceeded, conditions.Cond{
-			Status: metav1.ConditionUnknown, Reason: ReasonNoRunYet, Message: "No run has finished yet"})
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionLastBackupSucceeded, conditions.Cond{
+			Status: metav1.ConditionUnknown, Reason: v1alpha1.ReasonNoRunYet, Message: "No run has finished yet"})
 	case st.History[0].Succeeded:
 		h := st.History[0]
-		conditions.SetOne(&st.Conditions, gen, ConditionLastBackupSucceeded, conditions.True(ReasonSucceeded,
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionLastBackupSucceeded, conditions.True(v1alpha1.ReasonSucceeded,
 			fmt.Sprintf("%s: %d bytes, sha256 %s", h.Object, h.Size, h.SHA256)))
 	default:
-		conditions.SetOne(&st.Conditions, gen, ConditionLastBackupSucceeded, conditions.False(ReasonFailed,
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionLastBackupSucceeded, conditions.False(v1alpha1.ReasonFailed,
 			fmt.Sprintf("Job %s: %s", st.History[0].Job, st.History[0].Message)))
 	}
 
@@ -225,17 +196,17 @@ func computeStatus(b *v1alpha1.Backup, obs observed, runs []v1alpha1.BackupRun, 
 		if st.LastBackup != nil {
 			last = st.LastBackup.CompletionTime.UTC().Format(time.RFC3339)
 		}
-		conditions.SetOne(&st.Conditions, gen, ConditionBackupStale, conditions.True(ReasonStale, fmt.Sprintf(
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionBackupStale, conditions.True(v1alpha1.ReasonStale, fmt.Sprintf(
 			"No successful backup within %s, twice the schedule's interval; last success: %s", 2*interval, last)))
 	} else {
-		conditions.SetOne(&st.Conditions, gen, ConditionBackupStale, conditions.False(ReasonFresh, ""))
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionBackupStale, conditions.False(v1alpha1.ReasonFresh, ""))
 	}
 
-	last := meta.FindStatusCondition(st.Conditions, ConditionLastBackupSucceeded)
+	last := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionLastBackupSucceeded)
 	switch {
 	case stale:
-		c := meta.FindStatusCondition(st.Conditions, ConditionBackupStale)
-		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionReady, conditions.False(ConditionBackupStale, c.Message))
+		c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionBackupStale)
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionReady, conditions.False(v1alpha1.ReasonBackupStale, c.Message))
 	case last.Status == metav1.ConditionFalse:
 		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionReady, conditions.False(last.Reason, last.Message))
 	default:
@@ -243,7 +214,7 @@ func computeStatus(b *v1alpha1.Backup, obs observed, runs []v1alpha1.BackupRun, 
 		if !b.Spec.Suspend {
 			msg = "Next run at " + next.UTC().Format(time.RFC3339)
 		}
-		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionReady, conditions.True(ReasonScheduled, msg))
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionReady, conditions.True(v1alpha1.ReasonScheduled, msg))
 	}
 	return st
 }
@@ -264,16 +235,16 @@ func staleTime(b *v1alpha1.Backup, st *v1alpha1.BackupStatus, s schedule, now ti
 func (r *Reconciler) announce(b *v1alpha1.Backup, prev *v1alpha1.BackupStatus, runs []v1alpha1.BackupRun, next *v1alpha1.BackupStatus) {
 	for _, run := range runs {
 		if run.Succeeded {
-			r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, EventBackupSucceeded, "Backup",
+			r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, v1alpha1.EventBackupSucceeded, "Backup",
 				"Job %s stored %s (%d bytes, sha256 %s) in %ds", run.Job, run.Object, run.Size, run.SHA256, run.DurationSeconds)
 		} else {
 			metrics.BackupFailures.WithLabelValues(b.Namespace, b.Name).Inc()
-			r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, EventBackupFailed, "Backup", "Job %s failed: %s", run.Job, run.Message)
+			r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, v1alpha1.EventBackupFailed, "Backup", "Job %s failed: %s", run.Job, run.Message)
 		}
 	}
-	was := meta.IsStatusConditionTrue(prev.Conditions, ConditionBackupStale)
-	if c := meta.FindStatusCondition(next.Conditions, ConditionBackupStale); c != nil && c.Status == metav1.ConditionTrue && !was {
-		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, EventBackupStale, "Backup", "%s", c.Message)
+	was := meta.IsStatusConditionTrue(prev.Conditions, v1alpha1.ConditionBackupStale)
+	if c := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionBackupStale); c != nil && c.Status == metav1.ConditionTrue && !was {
+		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, v1alpha1.EventBackupStale, "Backup", "%s", c.Message)
 	}
 }
 

@@ -48,9 +48,6 @@ import (
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
-// ReasonNameConflict is the reason when a child's name is taken by an object Steward does not manage.
-const ReasonNameConflict = v1alpha1.ReasonNameConflict
-
 // retryUserError is how long to wait before trying again after a problem
 // the user must fix, which no watch event may announce.
 const retryUserError = time.Minute
@@ -132,13 +129,13 @@ type child struct {
 // children lists the Cache's children for its engine, the workload first.
 func children(c *v1alpha1.Cache, workload client.Object) []child {
 	pdb := child{apply.Optional(PodDisruptionBudget(c)), c.Name, &policyv1.PodDisruptionBudget{}}
-	if Engine(c) == v1alpha1.EngineRedis {
+	if c.EffectiveEngine() == v1alpha1.EngineRedis {
 		return []child{
 			{RedisConfigMap(c), c.Name, &corev1.ConfigMap{}},
-			{RedisHeadlessService(c), HeadlessServiceName(c), &corev1.Service{}},
+			{RedisHeadlessService(c), c.HeadlessServiceName(), &corev1.Service{}},
 			{RedisStatefulSet(c), c.Name, workload},
 			{RedisService(c), c.Name, &corev1.Service{}},
-			{RedisReadOnlyService(c), ReadOnlyServiceName(c), &corev1.Service{}},
+			{RedisReadOnlyService(c), c.ReadOnlyServiceName(), &corev1.Service{}},
 			pdb,
 		}
 	}
@@ -154,7 +151,7 @@ func children(c *v1alpha1.Cache, workload client.Object) []child {
 // observed.problem; other errors are returned for a retry with backoff.
 func (r *Reconciler) reconcileChildren(ctx context.Context, c *v1alpha1.Cache) (observed, error) {
 	var workload client.Object = &appsv1.Deployment{}
-	if Engine(c) == v1alpha1.EngineRedis {
+	if c.EffectiveEngine() == v1alpha1.EngineRedis {
 		workload = &appsv1.StatefulSet{}
 	}
 	applier := apply.Applier{Client: r.Client, Reader: r.APIReader}
@@ -218,7 +215,7 @@ func (r *Reconciler) observePods(ctx context.Context, c *v1alpha1.Cache, obs *ob
 	if err := r.Client.List(ctx, pods, client.InNamespace(c.Namespace), client.MatchingLabels(SelectorLabels(c))); err != nil {
 		return fmt.Errorf("listing the pods of Cache %s: %w", c.Name, err)
 	}
-	if Engine(c) == v1alpha1.EngineMemcached {
+	if c.EffectiveEngine() == v1alpha1.EngineMemcached {
 		obs.nodes = nodes(pods)
 	}
 	if obs.workload != nil {

@@ -292,13 +292,13 @@ func TestRedis(t *testing.T) {
 	})
 
 	// A change of memory re-renders redis.conf and rolls the pods.
-	hash := sts.Spec.Template.Annotations[cache.ConfigHashAnnotation]
+	hash := sts.Spec.Template.Annotations[v1alpha1.AnnotationConfigHash]
 	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"memory":"128Mi"}}`))
 	if err := k8s.Patch(context.Background(), c, patch); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, sts, func(s *appsv1.StatefulSet) error {
-		if s.Spec.Template.Annotations[cache.ConfigHashAnnotation] == hash {
+		if s.Spec.Template.Annotations[v1alpha1.AnnotationConfigHash] == hash {
 			return fmt.Errorf("config hash unchanged")
 		}
 		return nil
@@ -320,7 +320,7 @@ func TestNameConflict(t *testing.T) {
 	c := createCache(t, ns, "taken", v1alpha1.EngineRedis)
 	waitFor(t, c, func(c *v1alpha1.Cache) error {
 		d := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionDegraded)
-		if c.Status.Phase != v1alpha1.CacheDegraded || d == nil || d.Reason != cache.ReasonNameConflict {
+		if c.Status.Phase != v1alpha1.CacheDegraded || d == nil || d.Reason != v1alpha1.ReasonNameConflict {
 			return fmt.Errorf("phase %q, Degraded %+v", c.Status.Phase, d)
 		}
 		return nil
@@ -356,7 +356,7 @@ func TestNameTakenByAnotherStewardObject(t *testing.T) {
 	c := createCache(t, ns, "twin", v1alpha1.EngineRedis)
 	waitFor(t, c, func(c *v1alpha1.Cache) error {
 		d := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionDegraded)
-		if c.Status.Phase != v1alpha1.CacheDegraded || d == nil || d.Reason != cache.ReasonNameConflict ||
+		if c.Status.Phase != v1alpha1.CacheDegraded || d == nil || d.Reason != v1alpha1.ReasonNameConflict ||
 			!strings.Contains(d.Message, `a StatefulSet named "twin" already exists and belongs to Database twin`) {
 			return fmt.Errorf("phase %q, Degraded %+v", c.Status.Phase, d)
 		}

@@ -25,22 +25,12 @@ import (
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
-// Event reasons. Events are emitted on state transitions only.
-const (
-	// EventAvailable: the Cache became Ready.
-	EventAvailable = "Available"
-	// EventRollingOut: a Ready Cache started rolling out a change.
-	EventRollingOut = "RollingOut"
-	// EventScaled: the desired number of nodes changed.
-	EventScaled = "Scaled"
-)
-
 // announce emits events and metrics for the transition from the Cache's
 // current status to next.
 func (r *Reconciler) announce(c *v1alpha1.Cache, obs observed, next *v1alpha1.CacheStatus) {
 	prev := &c.Status
 	if from := obs.scaledFrom; from != nil {
-		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, EventScaled, "Scale",
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, v1alpha1.EventScaled, "Scale",
 			"Scaled from %d to %d nodes", *from, DesiredReplicas(c))
 	}
 	if prev.Phase == next.Phase {
@@ -55,14 +45,14 @@ func (r *Reconciler) announce(c *v1alpha1.Cache, obs observed, next *v1alpha1.Ca
 		if neverReady(c) {
 			metrics.ObserveFirstReady("Cache", c.CreationTimestamp.Time)
 		}
-		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, EventAvailable, "Deploy",
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, v1alpha1.EventAvailable, "Deploy",
 			"Cache is available at %s: %s", next.Endpoint, ready.Message)
 	case v1alpha1.CacheDegraded:
 		degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
 		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, degraded.Reason, "Deploy", "%s", degraded.Message)
 	case v1alpha1.CacheDeploying:
 		if prev.Phase == v1alpha1.CacheRunning {
-			r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, EventRollingOut, "Deploy", "%s", ready.Message)
+			r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, v1alpha1.EventRollingOut, "Deploy", "%s", ready.Message)
 		}
 	}
 }

@@ -41,10 +41,6 @@ const (
 	containerName = "cache"
 	// portName names the container port and the Service ports.
 	portName = "cache"
-	// MemcachedPort is memcached's port.
-	MemcachedPort = 11211
-	// RedisPort is redis' port.
-	RedisPort = 6379
 	// MemcachedConnections is memcached's -c, its connection limit.
 	MemcachedConnections = 1024
 	// defaultReplicas is used when spec.replicas is unset.
@@ -61,9 +57,6 @@ const (
 	// file and the snapshot a replica loads from its primary. redis.conf
 	// leaves dir at its default, the working directory.
 	dataDir = "/data"
-	// ConfigHashAnnotation on the pod template restarts redis nodes when
-	// redis.conf changes: redis reads it only at start.
-	ConfigHashAnnotation = "steward.dev/config-hash"
 )
 
 // Memory shares of spec.memory given to the engine; the rest is headroom for
@@ -88,20 +81,12 @@ fi
 exec redis-server "$REDIS_CONFIG" "$@"
 `
 
-// Engine is the Cache's engine, memcached when unset.
-func Engine(c *v1alpha1.Cache) v1alpha1.CacheEngine {
-	if c.Spec.Engine == "" {
-		return v1alpha1.EngineMemcached
-	}
-	return c.Spec.Engine
-}
-
 // Version is spec.version, or the newest version the engine supports.
 func Version(c *v1alpha1.Cache) string {
 	if c.Spec.Version != "" {
 		return c.Spec.Version
 	}
-	versions := v1alpha1.CacheVersions[Engine(c)]
+	versions := v1alpha1.CacheVersions[c.EffectiveEngine()]
 	return versions[len(versions)-1]
 }
 
@@ -110,7 +95,7 @@ func Image(c *v1alpha1.Cache) string {
 	if c.Spec.Image != "" {
 		return c.Spec.Image
 	}
-	return string(Engine(c)) + ":" + Version(c)
+	return string(c.EffectiveEngine()) + ":" + Version(c)
 }
 
 // DesiredReplicas is spec.replicas, 1 when unset.
@@ -140,7 +125,7 @@ func MemcachedArgs(c *v1alpha1.Cache) []string {
 	return []string{
 		"-m", strconv.FormatInt(MemcachedMegabytes(c), 10),
 		"-c", strconv.Itoa(MemcachedConnections),
-		"-p", strconv.Itoa(MemcachedPort),
+		"-p", strconv.Itoa(v1alpha1.MemcachedPort),
 	}
 }
 
@@ -178,7 +163,7 @@ func RedisConfig(c *v1alpha1.Cache) string {
 		fmt.Sprintf("# Rendered by Steward from Cache %s/%s; edits are overwritten.", c.Namespace, c.Name),
 		"bind * -::*",
 		"protected-mode no",
-		fmt.Sprintf("port %d", RedisPort),
+		fmt.Sprintf("port %d", v1alpha1.RedisPort),
 		fmt.Sprintf("maxmemory %d", RedisMaxMemory(c)),
 		"maxmemory-policy " + string(RedisMaxMemoryPolicy(c)),
 		`save ""`,
@@ -205,30 +190,6 @@ func Labels(c *v1alpha1.Cache) map[string]string {
 	return l
 }
 
-// HeadlessServiceName names the Service that gives each redis node a DNS name.
-func HeadlessServiceName(c *v1alpha1.Cache) string { return c.Name + "-headless" }
-
-// ReadOnlyServiceName names the redis Service that spreads reads over every node.
-func ReadOnlyServiceName(c *v1alpha1.Cache) string { return c.Name + "-ro" }
-
-// primaryPodName is the redis primary: ordinal 0 of the StatefulSet.
-func primaryPodName(c *v1alpha1.Cache) string { return c.Name + "-0" }
-
-// RedisPrimaryHost is the DNS name of the redis primary.
-func RedisPrimaryHost(c *v1alpha1.Cache) string {
-	return fmt.Sprintf("%s.%s.%s.svc", primaryPodName(c), HeadlessServiceName(c), c.Namespace)
-}
-
-// Endpoint is where clients connect: the memcached headless Service, which
-// resolves to every node, or the redis primary's Service.
-func Endpoint(c *v1alpha1.Cache) string {
-	port := MemcachedPort
-	if Engine(c) == v1alpha1.EngineRedis {
-		port = RedisPort
-	}
-	return fmt.Sprintf("%s.%s.svc:%d", c.Name, c.Namespace, port)
-}
-
 func ownerReference(c *v1alpha1.Cache) *metav1ac.OwnerReferenceApplyConfiguration {
 	return metav1ac.OwnerReference().
 		WithAPIVersion(v1alpha1.GroupVersion.String()).
@@ -241,7 +202,7 @@ func ownerReference(c *v1alpha1.Cache) *metav1ac.OwnerReferenceApplyConfiguratio
 
 // MemcachedDeployment runs the memcached nodes.
 func MemcachedDeployment(c *v1alpha1.Cache) *appsv1ac.DeploymentApplyConfiguration {
-	container := baseContainer(c, MemcachedPort).
+	container := baseContainer(c, v1alpha1.MemcachedPort).
 		WithCommand("memcached").
 		WithArgs(MemcachedArgs(c)...).
 		WithReadinessProbe(tcpProbe(5)).
@@ -261,7 +222,7 @@ func MemcachedDeployment(c *v1alpha1.Cache) *appsv1ac.DeploymentApplyConfigurati
 // MemcachedService is a headless Service: its DNS name resolves to every
 // node, which is how memcached clients find the nodes to shard keys across.
 func MemcachedService(c *v1alpha1.Cache) *corev1ac.ServiceApplyConfiguration {
-	return service(c, c.Name, SelectorLabels(c), MemcachedPort, true)
+	return service(c, c.Name, SelectorLabels(c), v1alpha1.MemcachedPort, true)
 }
 
 // RedisConfigMap holds the rendered redis.conf.
@@ -276,19 +237,19 @@ func RedisConfigMap(c *v1alpha1.Cache) *corev1ac.ConfigMapApplyConfiguration {
 // <pod>.<name>-headless.<namespace>.svc, also before it is ready, so
 // replicas can reach a starting primary.
 func RedisHeadlessService(c *v1alpha1.Cache) *corev1ac.ServiceApplyConfiguration {
-	return service(c, HeadlessServiceName(c), SelectorLabels(c), RedisPort, true)
+	return service(c, c.HeadlessServiceName(), SelectorLabels(c), v1alpha1.RedisPort, true)
 }
 
 // RedisService is the clients' Service: it selects the primary, ordinal 0.
 func RedisService(c *v1alpha1.Cache) *corev1ac.ServiceApplyConfiguration {
 	sel := SelectorLabels(c)
-	sel["statefulset.kubernetes.io/pod-name"] = primaryPodName(c)
-	return service(c, c.Name, sel, RedisPort, false)
+	sel["statefulset.kubernetes.io/pod-name"] = c.PrimaryPod()
+	return service(c, c.Name, sel, v1alpha1.RedisPort, false)
 }
 
 // RedisReadOnlyService selects every redis node, primary and replicas, for reads.
 func RedisReadOnlyService(c *v1alpha1.Cache) *corev1ac.ServiceApplyConfiguration {
-	return service(c, ReadOnlyServiceName(c), SelectorLabels(c), RedisPort, false)
+	return service(c, c.ReadOnlyServiceName(), SelectorLabels(c), v1alpha1.RedisPort, false)
 }
 
 func service(c *v1alpha1.Cache, name string, selector map[string]string, port int32, headless bool) *corev1ac.ServiceApplyConfiguration {
@@ -312,20 +273,20 @@ func service(c *v1alpha1.Cache, name string, selector map[string]string, port in
 // RedisStatefulSet runs the redis nodes: ordinal 0 is the primary, the others
 // replicate it. With persistence each node has a volume claim.
 func RedisStatefulSet(c *v1alpha1.Cache) *appsv1ac.StatefulSetApplyConfiguration {
-	container := baseContainer(c, RedisPort).
+	container := baseContainer(c, v1alpha1.RedisPort).
 		WithCommand("sh", "-c", RedisStartScript, "redis-server").
 		WithWorkingDir(dataDir).
 		WithEnv(
 			corev1ac.EnvVar().WithName("REDIS_CONFIG").WithValue(redisConfigDir+"/"+redisConfigFile),
-			corev1ac.EnvVar().WithName("REDIS_PRIMARY_HOST").WithValue(RedisPrimaryHost(c)),
-			corev1ac.EnvVar().WithName("REDIS_PRIMARY_PORT").WithValue(strconv.Itoa(RedisPort)),
+			corev1ac.EnvVar().WithName("REDIS_PRIMARY_HOST").WithValue(c.RedisPrimaryHost()),
+			corev1ac.EnvVar().WithName("REDIS_PRIMARY_PORT").WithValue(strconv.Itoa(v1alpha1.RedisPort)),
 		).
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName("config").WithMountPath(redisConfigDir).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName("data").WithMountPath(dataDir),
 		).
 		WithReadinessProbe(corev1ac.Probe().
-			WithExec(corev1ac.ExecAction().WithCommand("redis-cli", "-p", strconv.Itoa(RedisPort), "ping")).
+			WithExec(corev1ac.ExecAction().WithCommand("redis-cli", "-p", strconv.Itoa(v1alpha1.RedisPort), "ping")).
 			WithPeriodSeconds(5).WithTimeoutSeconds(2).WithFailureThreshold(3)).
 		WithLivenessProbe(tcpProbe(10))
 	pod := corev1ac.PodSpec().
@@ -335,7 +296,7 @@ func RedisStatefulSet(c *v1alpha1.Cache) *appsv1ac.StatefulSetApplyConfiguration
 			WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(c.Name)))
 	spec := appsv1ac.StatefulSetSpec().
 		WithReplicas(DesiredReplicas(c)).
-		WithServiceName(HeadlessServiceName(c)).
+		WithServiceName(c.HeadlessServiceName()).
 		WithPodManagementPolicy("Parallel").
 		WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(c)))
 	if persistent(c) {
@@ -362,7 +323,7 @@ func RedisStatefulSet(c *v1alpha1.Cache) *appsv1ac.StatefulSetApplyConfiguration
 		WithOwnerReferences(ownerReference(c)).
 		WithSpec(spec.WithTemplate(corev1ac.PodTemplateSpec().
 			WithLabels(Labels(c)).
-			WithAnnotations(map[string]string{ConfigHashAnnotation: configHash(RedisConfig(c))}).
+			WithAnnotations(map[string]string{v1alpha1.AnnotationConfigHash: configHash(RedisConfig(c))}).
 			WithSpec(pod)))
 }
 

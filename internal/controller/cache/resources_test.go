@@ -190,7 +190,7 @@ func TestRedisChildren(t *testing.T) {
 	if len(sts.Spec.VolumeClaimTemplates) != 0 || !hasEmptyDir(sts.Spec.Template.Spec.Volumes, "data") {
 		t.Errorf("without persistence /data must be an emptyDir and no claim templates")
 	}
-	if sts.Spec.Template.Annotations[ConfigHashAnnotation] == "" {
+	if sts.Spec.Template.Annotations[v1alpha1.AnnotationConfigHash] == "" {
 		t.Errorf("no config hash on the pod template")
 	}
 
@@ -205,7 +205,7 @@ func TestRedisChildren(t *testing.T) {
 	if q := (*pvc.Spec.Resources.Requests)[corev1.ResourceStorage]; q.String() != "5Gi" || *pvc.Spec.StorageClassName != "fast" {
 		t.Errorf("claim = %s %v", q.String(), *pvc.Spec.StorageClassName)
 	}
-	if a, b := persistent.Spec.Template.Annotations[ConfigHashAnnotation], sts.Spec.Template.Annotations[ConfigHashAnnotation]; a == b {
+	if a, b := persistent.Spec.Template.Annotations[v1alpha1.AnnotationConfigHash], sts.Spec.Template.Annotations[v1alpha1.AnnotationConfigHash]; a == b {
 		t.Errorf("config hash does not follow redis.conf")
 	}
 
@@ -224,7 +224,7 @@ func TestRedisChildren(t *testing.T) {
 	if cm := RedisConfigMap(c); cm.Data["redis.conf"] != RedisConfig(c) {
 		t.Errorf("ConfigMap does not hold redis.conf")
 	}
-	if got := Endpoint(c); got != "sessions.prod.svc:6379" {
+	if got := c.Endpoint(); got != "sessions.prod.svc:6379" {
 		t.Errorf("Endpoint = %q", got)
 	}
 }

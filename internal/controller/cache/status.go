@@ -111,10 +111,10 @@ func fromStatefulSet(sts *appsv1.StatefulSet) *workload {
 func computeStatus(c *v1alpha1.Cache, obs observed) v1alpha1.CacheStatus {
 	st := *c.Status.DeepCopy()
 	st.Selector = k8slabels.SelectorFromSet(SelectorLabels(c)).String()
-	st.Endpoint = Endpoint(c)
+	st.Endpoint = c.Endpoint()
 	st.Version = Version(c)
 	gen := c.Generation
-	if Engine(c) == v1alpha1.EngineMemcached {
+	if c.EffectiveEngine() == v1alpha1.EngineMemcached {
 		st.Nodes = obs.nodes
 	}
 

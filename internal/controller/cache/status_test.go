@@ -65,7 +65,7 @@ func TestComputeStatus(t *testing.T) {
 		{"node lost after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 3, 2)}, v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonUnavailable},
 		{"rolling out after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 1, 3)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
 		{"scaling up after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(2, 2, 2)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
-		{"problem", newCache(v1alpha1.EngineRedis, running), observed{problem: &problem{ReasonNameConflict, "taken"}}, v1alpha1.CacheDegraded, metav1.ConditionFalse, ReasonNameConflict},
+		{"problem", newCache(v1alpha1.EngineRedis, running), observed{problem: &problem{v1alpha1.ReasonNameConflict, "taken"}}, v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonNameConflict},
 		{"a pod cannot start in the first rollout", newCache(v1alpha1.EngineRedis), observed{workload: statefulSet(1, 1, 0), stuck: imagePull},
 			v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonImagePullFailing},
 		{"a pod cannot start after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 3, 2), stuck: imagePull},

@@ -29,33 +29,6 @@ import (
 	"github.com/steward-dev/steward/internal/apply"
 )
 
-// LabelBootstrapFor on a Restore names the Database it bootstraps.
-const LabelBootstrapFor = "steward.dev/bootstrap-for"
-
-// BackupName names the Backup that spec.backup asks for.
-func BackupName(db *v1alpha1.Database) string { return db.Name + "-backup" }
-
-// BootstrapRestoreName names the Restore that loads spec.bootstrap.fromBackup.
-func BootstrapRestoreName(db *v1alpha1.Database) string { return db.Name + "-bootstrap" }
-
-// Port is the engine's port, on which the Services listen.
-func Port(db *v1alpha1.Database) int32 { return planFor(db.Spec.Engine).port }
-
-// SourceType is the dump type of a Database's engine.
-func SourceType(db *v1alpha1.Database) v1alpha1.BackupSourceType {
-	if db.Spec.Engine == v1alpha1.EnginePostgres {
-		return v1alpha1.SourcePostgreSQL
-	}
-	return v1alpha1.SourceMySQL
-}
-
-// IsBootstrapRestore reports whether the Restore is the one the Database
-// created to load spec.bootstrap.fromBackup: the Database controls it and
-// its status names it. That Restore may run before the Database is Ready.
-func IsBootstrapRestore(db *v1alpha1.Database, rs *v1alpha1.Restore) bool {
-	return db.Spec.Bootstrap != nil && db.Status.BootstrapRestore == rs.Name && metav1.IsControlledBy(rs, db)
-}
-
 // controllerRef is the owner reference of a Database's child.
 func controllerRef(db *v1alpha1.Database) metav1.OwnerReference {
 	return metav1.OwnerReference{
@@ -81,12 +54,12 @@ func Backup(db *v1alpha1.Database) *v1alpha1.Backup {
 	return &v1alpha1.Backup{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Backup"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: BackupName(db), Namespace: db.Namespace,
+			Name: db.BackupName(), Namespace: db.Namespace,
 			Labels: Labels(db), OwnerReferences: []metav1.OwnerReference{controllerRef(db)},
 		},
 		Spec: v1alpha1.BackupSpec{
 			Source: v1alpha1.BackupSource{
-				Type:        SourceType(db),
+				Type:        db.SourceType(),
 				DatabaseRef: &corev1.LocalObjectReference{Name: db.Name},
 			},
 			Destination: *dest,
@@ -105,17 +78,17 @@ func BootstrapRestore(db *v1alpha1.Database) *v1alpha1.Restore {
 		return nil
 	}
 	l := Labels(db)
-	l[LabelBootstrapFor] = db.Name
+	l[v1alpha1.LabelBootstrapFor] = db.Name
 	return &v1alpha1.Restore{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Restore"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: BootstrapRestoreName(db), Namespace: db.Namespace,
+			Name: db.BootstrapRestoreName(), Namespace: db.Namespace,
 			Labels: l, OwnerReferences: []metav1.OwnerReference{controllerRef(db)},
 		},
 		Spec: v1alpha1.RestoreSpec{
 			Source: *db.Spec.Bootstrap.FromBackup.DeepCopy(),
 			Target: v1alpha1.RestoreTarget{
-				Type:        SourceType(db),
+				Type:        db.SourceType(),
 				DatabaseRef: &corev1.LocalObjectReference{Name: db.Name},
 			},
 		},
@@ -150,7 +123,7 @@ func (r *Reconciler) reconcileBootstrap(ctx context.Context, db *v1alpha1.Databa
 // for it. It returns the live Backup, or nil.
 func (r *Reconciler) reconcileBackup(ctx context.Context, db *v1alpha1.Database, applier apply.Applier) (*v1alpha1.Backup, *problem, error) {
 	live := &v1alpha1.Backup{}
-	if err := r.get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: BackupName(db)}, live); err != nil {
+	if err := r.get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.BackupName()}, live); err != nil {
 		return nil, nil, err
 	}
 	desired := Backup(db)
@@ -174,5 +147,5 @@ func isReady(db *v1alpha1.Database) bool {
 // bootstrapped reports whether the bootstrap restore succeeded. It is read
 // from the status, so that the Restore may be deleted afterwards.
 func bootstrapped(db *v1alpha1.Database) bool {
-	return meta.IsStatusConditionTrue(db.Status.Conditions, ConditionBootstrapped)
+	return meta.IsStatusConditionTrue(db.Status.Conditions, v1alpha1.ConditionBootstrapped)
 }

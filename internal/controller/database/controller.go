@@ -51,10 +51,6 @@ import (
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
-// Finalizer holds a deleted Database until its deletion policy is carried
-// out: volumes and Secrets kept (released for adoption) or deleted.
-const Finalizer = "steward.dev/deletion-policy"
-
 // phases are the values of status.phase, in the order metrics list them.
 var phases = []string{
 	string(v1alpha1.DatabasePending), string(v1alpha1.DatabaseCreating), string(v1alpha1.DatabaseRunning),
@@ -108,9 +104,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !db.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, db)
 	}
-	if !controllerutil.ContainsFinalizer(db, Finalizer) {
+	if !controllerutil.ContainsFinalizer(db, v1alpha1.DatabaseFinalizer) {
 		orig := db.DeepCopy()
-		controllerutil.AddFinalizer(db, Finalizer)
+		controllerutil.AddFinalizer(db, v1alpha1.DatabaseFinalizer)
 		if err := r.Client.Patch(ctx, db, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
 		}
@@ -143,7 +139,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // volumes. A major version change stops it before anything is written.
 func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Database) (observed, error) {
 	eng, engErr := engine.Get(string(db.Spec.Engine))
-	if p := userProblem(ReasonInvalidSpec, engErr); p != nil {
+	if p := userProblem(v1alpha1.ReasonInvalidSpec, engErr); p != nil {
 		return observed{problem: p}, nil
 	}
 	if p := validate(db, eng); p != nil {
@@ -173,7 +169,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 		return obs, err
 	}
 	files, renderErr := eng.Render(Tuning(db))
-	if p := userProblem(ReasonInvalidParameters, renderErr); p != nil {
+	if p := userProblem(v1alpha1.ReasonInvalidParameters, renderErr); p != nil {
 		// The engine refused a parameter: the user's to fix.
 		obs.problem = p
 		return obs, nil
@@ -301,7 +297,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, db *v1alpha1.Database, sta
 
 // byDatabaseLabel maps a pod or volume claim to the Database it belongs to.
 func byDatabaseLabel(_ context.Context, obj client.Object) []reconcile.Request {
-	name := obj.GetLabels()[LabelDatabase]
+	name := obj.GetLabels()[v1alpha1.LabelDatabase]
 	if name == "" {
 		return nil
 	}

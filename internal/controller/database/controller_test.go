@@ -175,7 +175,7 @@ func TestCreatesItsChildrenAndBecomesReady(t *testing.T) {
 	}
 	rw := &corev1.Service{}
 	_ = get(t, ns, "orders", rw)
-	if rw.Spec.Selector[database.LabelRole] != "primary" {
+	if rw.Spec.Selector[v1alpha1.LabelRole] != "primary" {
 		t.Errorf("read-write Service selects %v, want the primary", rw.Spec.Selector)
 	}
 	cm := &corev1.ConfigMap{}
@@ -202,7 +202,7 @@ func TestCreatesItsChildrenAndBecomesReady(t *testing.T) {
 		t.Errorf("a single instance got a PodDisruptionBudget (err %v)", err)
 	}
 	waitFor(t, ns, "orders", "phase Creating", func(db *v1alpha1.Database) bool {
-		return db.Status.Phase == v1alpha1.DatabaseCreating && slices.Contains(db.Finalizers, database.Finalizer)
+		return db.Status.Phase == v1alpha1.DatabaseCreating && slices.Contains(db.Finalizers, v1alpha1.DatabaseFinalizer)
 	})
 
 	markRolledOut(t, ns, "orders", 1)
@@ -211,7 +211,7 @@ func TestCreatesItsChildrenAndBecomesReady(t *testing.T) {
 		db.Status.Endpoint != "orders."+ns+".svc:5432" || db.Status.ReadEndpoint != "" || db.Status.CredentialsSecret != "orders-credentials" {
 		t.Errorf("status = %+v", db.Status)
 	}
-	if c := condition(db, database.ConditionUpgradeBlocked); c == nil || c.Status != metav1.ConditionFalse {
+	if c := condition(db, v1alpha1.ConditionUpgradeBlocked); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("UpgradeBlocked = %+v, want False", c)
 	}
 }
@@ -246,7 +246,7 @@ func TestLiveChildrenContainTheirDesiredState(t *testing.T) {
 		t.Fatal(err)
 	}
 	cm := &corev1.ConfigMap{}
-	eventually(t, func() error { return get(t, ns, database.ConfigMapName(db), cm) })
+	eventually(t, func() error { return get(t, ns, db.ConfigMapName(), cm) })
 	pairs := []struct {
 		live    client.Object
 		desired any
@@ -306,7 +306,7 @@ func TestScalingAddsReplicasAndLabelsRoles(t *testing.T) {
 	})
 	waitFor(t, ns, "db", "Updating/Scaling", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionProgressing)
-		return db.Status.Phase == v1alpha1.DatabaseUpdating && c != nil && c.Reason == database.ReasonScaling
+		return db.Status.Phase == v1alpha1.DatabaseUpdating && c != nil && c.Reason == v1alpha1.ReasonScaling
 	})
 
 	// The StatefulSet controller would create the pods: envtest has none.
@@ -324,7 +324,7 @@ func TestScalingAddsReplicasAndLabelsRoles(t *testing.T) {
 			if err := get(t, ns, fmt.Sprintf("db-%d", i), pod); err != nil {
 				return err
 			}
-			if got := pod.Labels[database.LabelRole]; got != want {
+			if got := pod.Labels[v1alpha1.LabelRole]; got != want {
 				return fmt.Errorf("pod db-%d has role %q, want %q", i, got, want)
 			}
 		}
@@ -398,7 +398,7 @@ func TestRetainKeepsVolumesAndCredentialsAndRecreationAdoptsThem(t *testing.T) {
 	if err := get(t, ns, "data-keep-0", &corev1.PersistentVolumeClaim{}); err != nil {
 		t.Fatalf("volume claim was not kept: %v", err)
 	}
-	expectEvent(t, ns, "keep", database.EventRetained)
+	expectEvent(t, ns, "keep", v1alpha1.EventDataRetained)
 
 	create(t, newDatabase(ns, "keep"))
 	eventually(t, func() error {
@@ -417,7 +417,7 @@ func TestRetainKeepsVolumesAndCredentialsAndRecreationAdoptsThem(t *testing.T) {
 	if got := string(secretData(t, ns, "keep-superuser")["password"]); got != superPassword {
 		t.Error("the re-created Database changed the adopted superuser password")
 	}
-	expectEvent(t, ns, "keep", database.EventAdopted)
+	expectEvent(t, ns, "keep", v1alpha1.EventAdopted)
 }
 
 func TestDeletePolicyRemovesVolumesAndCredentials(t *testing.T) {
@@ -464,21 +464,21 @@ func TestMajorUpgradeIsBlockedAndMinorRollsOut(t *testing.T) {
 
 	update(t, ns, "up", func(db *v1alpha1.Database) { db.Spec.Version = "17" })
 	db := waitFor(t, ns, "up", "UpgradeBlocked", func(db *v1alpha1.Database) bool {
-		c := condition(db, database.ConditionUpgradeBlocked)
+		c := condition(db, v1alpha1.ConditionUpgradeBlocked)
 		return c != nil && c.Status == metav1.ConditionTrue && db.Status.ObservedGeneration == db.Generation
 	})
-	msg := condition(db, database.ConditionUpgradeBlocked).Message
+	msg := condition(db, v1alpha1.ConditionUpgradeBlocked).Message
 	if !strings.Contains(msg, "bootstrap.fromBackup") || db.Status.Phase != v1alpha1.DatabaseBlocked {
 		t.Errorf("phase %s, message %q: want Blocked and the way to upgrade", db.Status.Phase, msg)
 	}
-	if c := condition(db, v1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || c.Reason != database.ReasonUpgradeBlocked {
+	if c := condition(db, v1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonUpgradeBlocked {
 		t.Errorf("Ready = %+v", c)
 	}
 	after := statefulSet(t, ns, "up")
 	if after.ResourceVersion != before.ResourceVersion {
 		t.Errorf("the StatefulSet changed while the upgrade was blocked: image %s", after.Spec.Template.Spec.Containers[0].Image)
 	}
-	expectEvent(t, ns, "up", database.ReasonUpgradeBlocked)
+	expectEvent(t, ns, "up", v1alpha1.ReasonUpgradeBlocked)
 
 	update(t, ns, "up", func(db *v1alpha1.Database) { db.Spec.Version = "16.4" })
 	eventually(t, func() error {
@@ -489,7 +489,7 @@ func TestMajorUpgradeIsBlockedAndMinorRollsOut(t *testing.T) {
 		return nil
 	})
 	db = waitFor(t, ns, "up", "unblocked", func(db *v1alpha1.Database) bool {
-		c := condition(db, database.ConditionUpgradeBlocked)
+		c := condition(db, v1alpha1.ConditionUpgradeBlocked)
 		return c != nil && c.Status == metav1.ConditionFalse
 	})
 	if db.Status.Version != "16" {
@@ -665,7 +665,7 @@ func TestRestartOnlySettingsRollThePods(t *testing.T) {
 	ns := namespace(t)
 	create(t, newDatabase(ns, "conf"))
 	hash := func() string {
-		return statefulSet(t, ns, "conf").Spec.Template.Annotations[database.AnnotationRestartHash]
+		return statefulSet(t, ns, "conf").Spec.Template.Annotations[v1alpha1.AnnotationRestartHash]
 	}
 	before := hash()
 	update(t, ns, "conf", func(db *v1alpha1.Database) { db.Spec.Parameters = map[string]string{"work_mem": "8MB"} })
@@ -697,7 +697,7 @@ func TestUserCredentialsSecret(t *testing.T) {
 	}))
 	db := waitFor(t, ns, "mine", "CredentialsNotFound", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionReady)
-		return c != nil && c.Reason == database.ReasonCredentialsNotFound
+		return c != nil && c.Reason == v1alpha1.ReasonCredentialsNotFound
 	})
 	if !strings.Contains(condition(db, v1alpha1.ConditionReady).Message, "my-login") {
 		t.Errorf("message does not name the Secret: %q", condition(db, v1alpha1.ConditionReady).Message)
@@ -714,7 +714,7 @@ func TestUserCredentialsSecret(t *testing.T) {
 	update(t, ns, "mine", func(db *v1alpha1.Database) { db.Labels = map[string]string{"touched": "1"} })
 	waitFor(t, ns, "mine", "username refused", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionReady)
-		return c != nil && c.Reason == database.ReasonCredentialsNotFound && strings.Contains(c.Message, "spec.owner")
+		return c != nil && c.Reason == v1alpha1.ReasonCredentialsNotFound && strings.Contains(c.Message, "spec.owner")
 	})
 	login.Data["username"] = []byte("app")
 	if err := k8s.Update(context.Background(), login); err != nil {
@@ -742,7 +742,7 @@ func TestNeverTakesOverAForeignSecret(t *testing.T) {
 	create(t, newDatabase(ns, "taken"))
 	db := waitFor(t, ns, "taken", "NameConflict", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionDegraded)
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == database.ReasonNameConflict
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonNameConflict
 	})
 	if db.Status.Phase != v1alpha1.DatabaseDegraded {
 		t.Errorf("phase = %s", db.Status.Phase)
@@ -784,14 +784,14 @@ func TestStorageGrowsWhenTheClassAllowsIt(t *testing.T) {
 	})
 	waitFor(t, ns, "grow", "ExpandingStorage", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionProgressing)
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == database.ReasonExpandingStorage
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonExpandingStorage
 	})
 	if got := statefulSet(t, ns, "grow").Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "1Gi" {
 		t.Errorf("the claim template changed to %s; it is immutable", got.String())
 	}
 	db := waitFor(t, ns, "fixed", "ExpansionNotSupported", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionDegraded)
-		return c != nil && c.Reason == database.ReasonExpansionNotSupported
+		return c != nil && c.Reason == v1alpha1.ReasonExpansionNotSupported
 	})
 	if msg := condition(db, v1alpha1.ConditionDegraded).Message; !strings.Contains(msg, "data-fixed-0") {
 		t.Errorf("message does not name the volume: %q", msg)
@@ -915,8 +915,8 @@ func TestBootstrapFromBackupRestoresBeforeReady(t *testing.T) {
 	create(t, oldBackup(ns))
 	create(t, newDatabase(ns, "db", withBootstrap, withBackup))
 	db := waitFor(t, ns, "db", "waiting for an instance", func(db *v1alpha1.Database) bool {
-		c := condition(db, database.ConditionBootstrapped)
-		return c != nil && c.Reason == database.ReasonWaitingForInstance
+		c := condition(db, v1alpha1.ConditionBootstrapped)
+		return c != nil && c.Reason == v1alpha1.ReasonWaitingForInstance
 	})
 	if db.Status.BootstrapRestore != "" {
 		t.Errorf("bootstrapRestore = %q before any instance is ready", db.Status.BootstrapRestore)
@@ -928,7 +928,7 @@ func TestBootstrapFromBackupRestoresBeforeReady(t *testing.T) {
 	markRolledOut(t, ns, "db", 1)
 	db = waitFor(t, ns, "db", "Restoring", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionProgressing)
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == database.ReasonRestoring
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonRestoring
 	})
 	if db.Status.Phase != v1alpha1.DatabaseCreating || isReady(db) || db.Status.BootstrapRestore != "db-bootstrap" ||
 		!strings.Contains(condition(db, v1alpha1.ConditionProgressing).Message, "db-bootstrap") {
@@ -953,7 +953,7 @@ func TestBootstrapFromBackupRestoresBeforeReady(t *testing.T) {
 		t.Errorf("the Backup exists before the bootstrap restore succeeded (%v)", err)
 	}
 	db = waitFor(t, ns, "db", "Ready", isReady)
-	if c := condition(db, database.ConditionBootstrapped); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "old/20260301T020000Z.dump") {
+	if c := condition(db, v1alpha1.ConditionBootstrapped); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "old/20260301T020000Z.dump") {
 		t.Errorf("Bootstrapped = %+v", c)
 	}
 	eventually(t, func() error { return get(t, ns, "db-backup", &v1alpha1.Backup{}) })
@@ -980,10 +980,10 @@ func TestAFailedBootstrapRestoreDegradesTheDatabase(t *testing.T) {
 	finishRestore(t, ns, "db-bootstrap", dump.Result{Succeeded: false, Key: "old/1.dump", Error: why})
 	db := waitFor(t, ns, "db", "BootstrapFailed", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionDegraded)
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == database.ReasonBootstrapFailed
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonBootstrapFailed
 	})
 	if db.Status.Phase != v1alpha1.DatabaseDegraded || isReady(db) || !strings.Contains(condition(db, v1alpha1.ConditionDegraded).Message, why) {
 		t.Errorf("status = %+v, want Degraded with the Restore's message", db.Status)
 	}
-	expectEvent(t, ns, "db", database.ReasonBootstrapFailed)
+	expectEvent(t, ns, "db", v1alpha1.ReasonBootstrapFailed)
 }

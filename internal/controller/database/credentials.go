@@ -43,11 +43,11 @@ func NewPassword() string {
 // restart or a re-created Database keeps it. A Secret left by a deleted
 // Database of the same name (deletion policy Retain) is adopted.
 func (r *Reconciler) reconcileCredentials(ctx context.Context, db *v1alpha1.Database, applier apply.Applier) (*problem, error) {
-	owner, err := r.existingSecret(ctx, db, CredentialsName(db))
+	owner, err := r.existingSecret(ctx, db, db.CredentialsName())
 	if err != nil {
 		return conflictProblem(err)
 	}
-	super, err := r.existingSecret(ctx, db, SuperuserName(db))
+	super, err := r.existingSecret(ctx, db, db.SuperuserName())
 	if err != nil {
 		return conflictProblem(err)
 	}
@@ -86,7 +86,7 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, db *v1alpha1.Data
 			return nil, err
 		}
 		if adopting {
-			r.Recorder.Eventf(db, s.live, corev1.EventTypeNormal, EventAdopted, "Adopt",
+			r.Recorder.Eventf(db, s.live, corev1.EventTypeNormal, v1alpha1.EventAdopted, "Adopt",
 				"Adopted Secret %s kept from an earlier Database of this name", s.live.Name)
 		}
 	}
@@ -116,7 +116,7 @@ func (r *Reconciler) existingSecret(ctx context.Context, db *v1alpha1.Database, 
 	}
 	// Left by an earlier Database of this name: labelled as its, and
 	// released by the finalizer (no controller).
-	if s.Labels[LabelDatabase] == db.Name && metav1.GetControllerOf(s) == nil {
+	if s.Labels[v1alpha1.LabelDatabase] == db.Name && metav1.GetControllerOf(s) == nil {
 		return s, nil
 	}
 	return nil, &apply.Conflict{Kind: "Secret", Name: name}
@@ -130,18 +130,18 @@ func (r *Reconciler) userCredentials(ctx context.Context, db *v1alpha1.Database,
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: name}, s)
 	switch {
 	case apierrors.IsNotFound(err):
-		return "", "", &problem{reason: ReasonCredentialsNotFound,
+		return "", "", &problem{reason: v1alpha1.ReasonCredentialsNotFound,
 			message: fmt.Sprintf("Secret %s named by spec.credentialsSecretRef does not exist", name)}, nil
 	case err != nil:
 		return "", "", nil, fmt.Errorf("reading Secret %s: %w", name, err)
 	}
 	user, pass := string(s.Data["username"]), string(s.Data["password"])
 	if pass == "" {
-		return "", "", &problem{reason: ReasonCredentialsNotFound,
+		return "", "", &problem{reason: v1alpha1.ReasonCredentialsNotFound,
 			message: fmt.Sprintf("Secret %s named by spec.credentialsSecretRef needs the key password", name)}, nil
 	}
 	if user != "" && user != db.Spec.Owner {
-		return "", "", &problem{reason: ReasonCredentialsNotFound, message: fmt.Sprintf(
+		return "", "", &problem{reason: v1alpha1.ReasonCredentialsNotFound, message: fmt.Sprintf(
 			"Secret %s named by spec.credentialsSecretRef has a username other than spec.owner %s; remove it or make them equal",
 			name, db.Spec.Owner)}, nil
 	}

@@ -36,14 +36,14 @@ import (
 // adopts both. Delete removes the volumes and the Secrets. The Secret a
 // user named in spec.credentialsSecretRef is never touched.
 func (r *Reconciler) finalize(ctx context.Context, db *v1alpha1.Database) error {
-	if !controllerutil.ContainsFinalizer(db, Finalizer) {
+	if !controllerutil.ContainsFinalizer(db, v1alpha1.DatabaseFinalizer) {
 		return nil
 	}
 	claims, err := r.instanceClaims(ctx, db)
 	if err != nil {
 		return err
 	}
-	secrets := []string{CredentialsName(db), SuperuserName(db)}
+	secrets := []string{db.CredentialsName(), db.SuperuserName()}
 	if db.Spec.DeletionPolicy == v1alpha1.DeletionDelete {
 		for i := range claims {
 			if err := client.IgnoreNotFound(r.Client.Delete(ctx, &claims[i])); err != nil {
@@ -65,7 +65,7 @@ func (r *Reconciler) finalize(ctx context.Context, db *v1alpha1.Database) error 
 				return fmt.Errorf("deleting Secret %s: %w", name, err)
 			}
 		}
-		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, EventDeleted, "Delete",
+		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, v1alpha1.EventDataDeleted, "Delete",
 			"Deleted %d volumes and the credentials Secrets, as deletionPolicy Delete asks", len(claims))
 	} else {
 		for _, name := range secrets {
@@ -78,12 +78,12 @@ func (r *Reconciler) finalize(ctx context.Context, db *v1alpha1.Database) error 
 				return err
 			}
 		}
-		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, EventRetained, "Delete",
+		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, v1alpha1.EventDataRetained, "Delete",
 			"Kept %d volumes and Secrets %s and %s, as deletionPolicy Retain asks; a Database named %s will adopt them",
 			len(claims), secrets[0], secrets[1], db.Name)
 	}
 	orig := db.DeepCopy()
-	controllerutil.RemoveFinalizer(db, Finalizer)
+	controllerutil.RemoveFinalizer(db, v1alpha1.DatabaseFinalizer)
 	if err := r.Client.Patch(ctx, db, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("removing the finalizer: %w", err)
 	}

@@ -42,5 +42,5 @@ func invalidParameters(db *v1alpha1.Database, eng engine.Engine) *problem {
 	for i, p := range bad {
 		msgs[i] = "spec.parameters." + p.Key + ": " + p.Err.Error()
 	}
-	return &problem{reason: ReasonInvalidParameters, message: strings.Join(msgs, "; ")}
+	return &problem{reason: v1alpha1.ReasonInvalidParameters, message: strings.Join(msgs, "; ")}
 }

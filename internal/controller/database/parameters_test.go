@@ -27,7 +27,6 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/testenv/apitest"
-	"github.com/steward-dev/steward/internal/controller/database"
 )
 
 // slowTimeout bounds the waits of this file: generous, for a loaded machine.
@@ -68,19 +67,19 @@ func TestInvalidParametersDegradeAndKeepTheRunningConfiguration(t *testing.T) {
 		`spec.parameters.shared_buffers: "not-a-size" is not a size: use a number with kB, MB, GB or TB (e.g. 128MB)`
 	db := waitSlowly(t, ns, "Degraded with InvalidParameters", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionDegraded)
-		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == database.ReasonInvalidParameters &&
+		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonInvalidParameters &&
 			c.ObservedGeneration == db.Generation
 	})
 	if c := condition(db, v1alpha1.ConditionDegraded); c.Message != want {
 		t.Errorf("Degraded message = %q, want %q", c.Message, want)
 	}
-	if c := condition(db, v1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || c.Reason != database.ReasonInvalidParameters {
+	if c := condition(db, v1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || c.Reason != v1alpha1.ReasonInvalidParameters {
 		t.Errorf("Ready = %+v, want False with reason InvalidParameters", c)
 	}
 	if db.Status.Phase != v1alpha1.DatabaseDegraded {
 		t.Errorf("phase = %s, want Degraded", db.Status.Phase)
 	}
-	expectEvent(t, ns, "tuned", database.ReasonInvalidParameters)
+	expectEvent(t, ns, "tuned", v1alpha1.ReasonInvalidParameters)
 	// The reconcile that found the problem applied nothing, and neither
 	// does any after it while the spec stays so.
 	if got := config(); got != good {

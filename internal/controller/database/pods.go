@@ -35,7 +35,7 @@ import (
 
 // roleOf is a pod's part in replication: ordinal 0 is the primary.
 func roleOf(db *v1alpha1.Database, pod string) engine.Role {
-	if pod == PrimaryPod(db) {
+	if pod == db.PrimaryPod() {
 		return engine.RolePrimary
 	}
 	return engine.RoleReplica
@@ -96,7 +96,7 @@ func (r *Reconciler) replaceStuckPods(ctx context.Context, db *v1alpha1.Database
 		case err != nil:
 			return fmt.Errorf("replacing pod %s, which cannot start: %w", pod.Name, err)
 		}
-		r.Recorder.Eventf(db, pod, corev1.EventTypeNormal, EventReplacedPod, "Replace",
+		r.Recorder.Eventf(db, pod, corev1.EventTypeNormal, v1alpha1.EventReplacedPod, "Replace",
 			"Deleted %s, which could not start on the previous spec (%s), so that it starts again on the current one", pod.Name, p.Message)
 	}
 	return nil
@@ -109,7 +109,7 @@ func (r *Reconciler) labelRoles(ctx context.Context, db *v1alpha1.Database, pods
 		pod := &pods[i]
 		role := string(roleOf(db, pod.Name))
 		key := string(pod.UID) + "/" + role
-		if pod.Labels[LabelRole] == role {
+		if pod.Labels[v1alpha1.LabelRole] == role {
 			r.labelled.Delete(key) // the cache has caught up
 			continue
 		}
@@ -118,7 +118,7 @@ func (r *Reconciler) labelRoles(ctx context.Context, db *v1alpha1.Database, pods
 		if _, done := r.labelled.Load(key); done || !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
-		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, LabelRole, role)
+		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, v1alpha1.LabelRole, role)
 		if err := r.Client.Patch(ctx, pod, client.RawPatch(client.Merge.Type(), patch)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("labelling pod %s as %s: %w", pod.Name, role, err)
 		}
@@ -165,7 +165,7 @@ func (r *Reconciler) growVolumes(ctx context.Context, db *v1alpha1.Database) (*s
 			allowed[class] = ok
 		}
 		if !ok {
-			state.problem = &problem{reason: ReasonExpansionNotSupported, message: fmt.Sprintf(
+			state.problem = &problem{reason: v1alpha1.ReasonExpansionNotSupported, message: fmt.Sprintf(
 				"volume %s cannot grow from %s to %s: storage class %q does not allow volume expansion",
 				pvc.Name, requested.String(), want.String(), class)}
 			return state, nil

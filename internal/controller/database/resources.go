@@ -42,17 +42,6 @@ import (
 )
 
 const (
-	// LabelDatabase selects the pods, volumes and Secrets of one Database.
-	LabelDatabase = "steward.dev/database"
-	// LabelRole is "primary" or "replica" on a database pod; the read-write
-	// and read-only Services select on it.
-	LabelRole = "steward.dev/role"
-	// AnnotationVersion on the StatefulSet records the engine version its
-	// pod template runs.
-	AnnotationVersion = "steward.dev/version"
-	// AnnotationRestartHash on the pod template changes when a setting that
-	// only takes effect after a restart changes, which rolls the pods.
-	AnnotationRestartHash = "steward.dev/restart-hash"
 
 	// statusPort serves the instance manager's /healthz, /readyz and /status.
 	statusPort = 8008
@@ -79,10 +68,10 @@ type enginePlan struct {
 
 func planFor(e v1alpha1.DatabaseEngine) enginePlan {
 	if e == v1alpha1.EnginePostgres {
-		return enginePlan{port: 5432, container: "postgres", mount: "/var/lib/postgresql/data",
+		return enginePlan{port: e.Port(), container: "postgres", mount: "/var/lib/postgresql/data",
 			dataDir: "/var/lib/postgresql/data/pgdata", superuser: "postgres", scheme: "postgresql"}
 	}
-	return enginePlan{port: 3306, container: string(e), mount: "/var/lib/mysql",
+	return enginePlan{port: e.Port(), container: string(e), mount: "/var/lib/mysql",
 		dataDir: "/var/lib/mysql/data", superuser: "root", scheme: "mysql"}
 }
 
@@ -161,43 +150,15 @@ func Major(e v1alpha1.DatabaseEngine, version string) string {
 	return strings.Join(parts[:n], ".")
 }
 
-// Image is the container image of the engine: spec.image or the official
-// image of the version.
-func Image(db *v1alpha1.Database, eng engine.Engine) string {
-	if db.Spec.Image != "" {
-		return db.Spec.Image
-	}
-	return eng.Image(db.Spec.Version)
-}
-
-// ConfigMapName names the ConfigMap with the rendered configuration.
-func ConfigMapName(db *v1alpha1.Database) string { return db.Name + "-config" }
-
-// HeadlessServiceName names the headless Service that gives pods DNS names.
-func HeadlessServiceName(db *v1alpha1.Database) string { return db.Name + "-headless" }
-
-// ReadOnlyServiceName names the Service that selects the replicas.
-func ReadOnlyServiceName(db *v1alpha1.Database) string { return db.Name + "-ro" }
-
-// CredentialsName names the Secret with the owner's credentials.
-func CredentialsName(db *v1alpha1.Database) string { return db.Name + "-credentials" }
-
-// SuperuserName names the Secret with the superuser's and the replication
-// user's credentials.
-func SuperuserName(db *v1alpha1.Database) string { return db.Name + "-superuser" }
-
-// PrimaryPod is the name of the pod that runs the primary: ordinal 0.
-func PrimaryPod(db *v1alpha1.Database) string { return db.Name + "-0" }
-
 // SelectorLabels select a Database's pods; they never change.
 func SelectorLabels(db *v1alpha1.Database) map[string]string {
-	return map[string]string{LabelDatabase: db.Name}
+	return map[string]string{v1alpha1.LabelDatabase: db.Name}
 }
 
 // Labels are put on every child of a Database.
 func Labels(db *v1alpha1.Database) map[string]string {
 	l := labels.Common(db.Name, "database")
-	l[LabelDatabase] = db.Name
+	l[v1alpha1.LabelDatabase] = db.Name
 	return l
 }
 
@@ -211,14 +172,9 @@ func ownerReference(db *v1alpha1.Database) *metav1ac.OwnerReferenceApplyConfigur
 		WithBlockOwnerDeletion(true)
 }
 
-// Host is the read-write Service's DNS name.
-func Host(db *v1alpha1.Database) string {
-	return fmt.Sprintf("%s.%s.svc", db.Name, db.Namespace)
-}
-
 // Endpoint is host:port of the read-write Service.
 func Endpoint(db *v1alpha1.Database) string {
-	return net.JoinHostPort(Host(db), strconv.Itoa(int(planFor(db.Spec.Engine).port)))
+	return net.JoinHostPort(db.Host(), strconv.Itoa(int(planFor(db.Spec.Engine).port)))
 }
 
 // ReadEndpoint is host:port of the read-only Service, or "" with a single
@@ -227,13 +183,13 @@ func ReadEndpoint(db *v1alpha1.Database) string {
 	if Replicas(db) < 2 {
 		return ""
 	}
-	host := fmt.Sprintf("%s.%s.svc", ReadOnlyServiceName(db), db.Namespace)
+	host := fmt.Sprintf("%s.%s.svc", db.ReadOnlyServiceName(), db.Namespace)
 	return net.JoinHostPort(host, strconv.Itoa(int(planFor(db.Spec.Engine).port)))
 }
 
 // ConfigMap holds the engine configuration rendered for the Database.
 func ConfigMap(db *v1alpha1.Database, files map[string]string) *corev1ac.ConfigMapApplyConfiguration {
-	return corev1ac.ConfigMap(ConfigMapName(db), db.Namespace).
+	return corev1ac.ConfigMap(db.ConfigMapName(), db.Namespace).
 		WithLabels(Labels(db)).
 		WithOwnerReferences(ownerReference(db)).
 		WithData(files)
@@ -251,7 +207,7 @@ func CredentialsData(db *v1alpha1.Database, username, password string) map[strin
 	return map[string][]byte{
 		"username": []byte(username),
 		"password": []byte(password),
-		"host":     []byte(Host(db)),
+		"host":     []byte(db.Host()),
 		"port":     []byte(strconv.Itoa(int(plan.port))),
 		"database": []byte(db.Spec.DatabaseName),
 		"uri":      []byte(uri.String()),
@@ -289,20 +245,20 @@ func Services(db *v1alpha1.Database) []*corev1ac.ServiceApplyConfiguration {
 	svc := func(name string, role string) *corev1ac.ServiceApplyConfiguration {
 		sel := SelectorLabels(db)
 		if role != "" {
-			sel[LabelRole] = role
+			sel[v1alpha1.LabelRole] = role
 		}
 		return corev1ac.Service(name, db.Namespace).
 			WithLabels(Labels(db)).
 			WithOwnerReferences(ownerReference(db)).
 			WithSpec(corev1ac.ServiceSpec().WithSelector(sel).WithPorts(port()))
 	}
-	headless := svc(HeadlessServiceName(db), "")
+	headless := svc(db.HeadlessServiceName(), "")
 	// Replicas resolve the primary by its pod name before it is ready.
 	headless.Spec.WithClusterIP(corev1.ClusterIPNone).WithPublishNotReadyAddresses(true)
 	return []*corev1ac.ServiceApplyConfiguration{
 		headless,
 		svc(db.Name, string(engine.RolePrimary)),
-		svc(ReadOnlyServiceName(db), string(engine.RoleReplica)),
+		svc(db.ReadOnlyServiceName(), string(engine.RoleReplica)),
 	}
 }
 
@@ -347,7 +303,7 @@ func StatefulSet(db *v1alpha1.Database, eng engine.Engine, instanceImage string,
 	}
 	spec := appsv1ac.StatefulSetSpec().
 		WithReplicas(Replicas(db)).
-		WithServiceName(HeadlessServiceName(db)).
+		WithServiceName(db.HeadlessServiceName()).
 		WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(db))).
 		// One at a time, each ready before the next: a replica clones from
 		// a running primary; a rolling update goes from the highest
@@ -360,7 +316,7 @@ func StatefulSet(db *v1alpha1.Database, eng engine.Engine, instanceImage string,
 		WithTemplate(podTemplate(db, eng, instanceImage, plan))
 	return appsv1ac.StatefulSet(db.Name, db.Namespace).
 		WithLabels(Labels(db)).
-		WithAnnotations(map[string]string{AnnotationVersion: db.Spec.Version}).
+		WithAnnotations(map[string]string{v1alpha1.AnnotationVersion: db.Spec.Version}).
 		WithOwnerReferences(ownerReference(db)).
 		WithSpec(spec)
 }
@@ -392,15 +348,15 @@ func podTemplate(db *v1alpha1.Database, eng engine.Engine, instanceImage string,
 		value(instance.EnvStatusAddr, fmt.Sprintf(":%d", statusPort)),
 		corev1ac.EnvVar().WithName(instance.EnvPodName).WithValueFrom(corev1ac.EnvVarSource().
 			WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.name"))),
-		value(instance.EnvPrimaryHost, fmt.Sprintf("%s.%s.%s.svc", PrimaryPod(db), HeadlessServiceName(db), db.Namespace)),
+		value(instance.EnvPrimaryHost, fmt.Sprintf("%s.%s.%s.svc", db.PrimaryPod(), db.HeadlessServiceName(), db.Namespace)),
 		value(instance.EnvPrimaryPort, strconv.Itoa(int(plan.port))),
 		value(instance.EnvDatabase, db.Spec.DatabaseName),
-		secretEnv(instance.EnvSuperuserUsername, SuperuserName(db), "username"),
-		secretEnv(instance.EnvSuperuserPassword, SuperuserName(db), "password"),
-		secretEnv(instance.EnvOwnerUsername, CredentialsName(db), "username"),
-		secretEnv(instance.EnvOwnerPassword, CredentialsName(db), "password"),
-		secretEnv(instance.EnvReplicationUsername, SuperuserName(db), "replication-username"),
-		secretEnv(instance.EnvReplicationPassword, SuperuserName(db), "replication-password"),
+		secretEnv(instance.EnvSuperuserUsername, db.SuperuserName(), "username"),
+		secretEnv(instance.EnvSuperuserPassword, db.SuperuserName(), "password"),
+		secretEnv(instance.EnvOwnerUsername, db.CredentialsName(), "username"),
+		secretEnv(instance.EnvOwnerPassword, db.CredentialsName(), "password"),
+		secretEnv(instance.EnvReplicationUsername, db.SuperuserName(), "replication-username"),
+		secretEnv(instance.EnvReplicationPassword, db.SuperuserName(), "replication-password"),
 	}
 	noEscalation := corev1ac.SecurityContext().
 		WithAllowPrivilegeEscalation(false).
@@ -414,7 +370,7 @@ func podTemplate(db *v1alpha1.Database, eng engine.Engine, instanceImage string,
 	}
 	main := corev1ac.Container().
 		WithName(plan.container).
-		WithImage(Image(db, eng)).
+		WithImage(engine.ImageFor(db, eng)).
 		WithCommand(instance.BinaryPath, "instance").
 		WithEnv(env...).
 		WithPorts(
@@ -460,13 +416,13 @@ func podTemplate(db *v1alpha1.Database, eng engine.Engine, instanceImage string,
 					WithTopologyKey(corev1.LabelHostname).
 					WithLabelSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(db))))))).
 		WithVolumes(
-			corev1ac.Volume().WithName("config").WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(ConfigMapName(db))),
+			corev1ac.Volume().WithName("config").WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(db.ConfigMapName())),
 			corev1ac.Volume().WithName(binVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
 			corev1ac.Volume().WithName(runVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
 		)
 	return corev1ac.PodTemplateSpec().
 		WithLabels(Labels(db)).
-		WithAnnotations(map[string]string{AnnotationRestartHash: RestartHash(db, eng)}).
+		WithAnnotations(map[string]string{v1alpha1.AnnotationRestartHash: RestartHash(db, eng)}).
 		WithSpec(pod)
 }
 

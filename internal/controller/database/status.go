@@ -34,51 +34,6 @@ import (
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
-// Condition types and reasons of Databases, beside the shared ones.
-const (
-	// ConditionUpgradeBlocked is True while the spec asks for a version
-	// change Steward will not make in place.
-	ConditionUpgradeBlocked = "UpgradeBlocked"
-	// ConditionBootstrapped is True once the Restore of
-	// spec.bootstrap.fromBackup succeeded; only set with spec.bootstrap.
-	ConditionBootstrapped = "Bootstrapped"
-
-	// ReasonUpgradeBlocked: a major version change was asked for.
-	ReasonUpgradeBlocked = "UpgradeBlocked"
-	// ReasonNoUpgradePending: the spec's version can be run in place.
-	ReasonNoUpgradePending = "NoUpgradePending"
-	// ReasonNameConflict: a child's name is taken by an object Steward does
-	// not manage.
-	ReasonNameConflict = v1alpha1.ReasonNameConflict
-	// ReasonInvalidSpec: the spec names an engine or version Steward does
-	// not support.
-	ReasonInvalidSpec = "InvalidSpec"
-	// ReasonInvalidParameters: spec.parameters sets a key Steward controls,
-	// or a value the engine cannot take.
-	ReasonInvalidParameters = "InvalidParameters"
-	// ReasonCredentialsNotFound: the Secret in spec.credentialsSecretRef is
-	// missing or lacks username or password.
-	ReasonCredentialsNotFound = "CredentialsNotFound"
-	// ReasonScaling: instances are being added or removed.
-	ReasonScaling = "Scaling"
-	// ReasonExpandingStorage: volumes are growing to spec.storage.size.
-	ReasonExpandingStorage = "ExpandingStorage"
-	// ReasonExpansionNotSupported: the volumes' storage class does not
-	// allow expansion.
-	ReasonExpansionNotSupported = "ExpansionNotSupported"
-	// ReasonWaitingForInstance: the bootstrap restore waits for an instance
-	// to be ready.
-	ReasonWaitingForInstance = "WaitingForInstance"
-	// ReasonRestoring: the bootstrap Restore runs; the Database is Ready
-	// after it.
-	ReasonRestoring = "Restoring"
-	// ReasonBootstrapFailed: the bootstrap Restore failed. It is not
-	// retried: delete the Database and create it again, or fix the backup.
-	ReasonBootstrapFailed = "BootstrapFailed"
-	// ReasonRestored: the bootstrap Restore succeeded.
-	ReasonRestored = "Restored"
-)
-
 // observed is what a reconcile saw of a Database's children.
 type observed struct {
 	// statefulSet is nil when it does not exist yet.
@@ -128,7 +83,7 @@ func validate(db *v1alpha1.Database, eng engine.Engine) *problem {
 		}
 	}
 	if len(controlled) > 0 {
-		return &problem{reason: ReasonInvalidParameters,
+		return &problem{reason: v1alpha1.ReasonInvalidParameters,
 			message: fmt.Sprintf("parameters %s are set by Steward and cannot be overridden", strings.Join(slices.Sorted(slices.Values(controlled)), ", "))}
 	}
 	major := Major(db.Spec.Engine, db.Spec.Version)
@@ -137,7 +92,7 @@ func validate(db *v1alpha1.Database, eng engine.Engine) *problem {
 			return nil
 		}
 	}
-	return &problem{reason: ReasonInvalidSpec,
+	return &problem{reason: v1alpha1.ReasonInvalidSpec,
 		message: fmt.Sprintf("%s version %s is not supported; supported: %s", db.Spec.Engine, db.Spec.Version, strings.Join(eng.Versions(), ", "))}
 }
 
@@ -148,11 +103,11 @@ func upgradeBlocked(db *v1alpha1.Database, sts *appsv1.StatefulSet) *problem {
 	if sts == nil {
 		return nil
 	}
-	running := sts.Annotations[AnnotationVersion]
+	running := sts.Annotations[v1alpha1.AnnotationVersion]
 	if running == "" || Major(db.Spec.Engine, running) == Major(db.Spec.Engine, db.Spec.Version) {
 		return nil
 	}
-	return &problem{reason: ReasonUpgradeBlocked, message: fmt.Sprintf(
+	return &problem{reason: v1alpha1.ReasonUpgradeBlocked, message: fmt.Sprintf(
 		"Version %s runs; %s is a new major version, which cannot be upgraded in place. "+
 			"Take a backup, create a new Database with version %s and spec.bootstrap.fromBackup naming it, "+
 			"then move the applications over; or set spec.version back to %s. Nothing was changed.",
@@ -167,7 +122,7 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 	want := Replicas(db)
 	st.Endpoint = Endpoint(db)
 	st.ReadEndpoint = ReadEndpoint(db)
-	st.CredentialsSecret = CredentialsName(db)
+	st.CredentialsSecret = db.CredentialsName()
 	storage := db.Spec.StorageSize()
 	if sts := obs.statefulSet; sts != nil {
 		// Volumes never shrink: a preset changed to a smaller one, or a
@@ -177,9 +132,9 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 		}
 		st.Replicas = sts.Status.Replicas
 		st.ReadyReplicas = sts.Status.ReadyReplicas
-		st.Primary = PrimaryPod(db)
+		st.Primary = db.PrimaryPod()
 		if st.Version == "" {
-			st.Version = sts.Annotations[AnnotationVersion]
+			st.Version = sts.Annotations[v1alpha1.AnnotationVersion]
 		}
 	}
 
@@ -191,14 +146,14 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 	if b := obs.blocked; b != nil {
 		st.ObservedGeneration = gen
 		st.Phase = v1alpha1.DatabaseBlocked
-		conditions.SetOne(&st.Conditions, gen, ConditionUpgradeBlocked, conditions.True(b.reason, b.message))
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionUpgradeBlocked, conditions.True(b.reason, b.message))
 		conditions.Set(&st.Conditions, gen,
 			conditions.False(b.reason, b.message),
 			conditions.False(b.reason, b.message),
 			conditions.True(b.reason, b.message))
 		return st
 	}
-	conditions.SetOne(&st.Conditions, gen, ConditionUpgradeBlocked, conditions.False(ReasonNoUpgradePending, ""))
+	conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionUpgradeBlocked, conditions.False(v1alpha1.ReasonNoUpgradePending, ""))
 
 	if p := obs.problem; p != nil {
 		st.Phase = v1alpha1.DatabaseDegraded
@@ -261,11 +216,11 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 			st.Phase = v1alpha1.DatabaseUpdating
 			switch {
 			case rolledOut && growing:
-				reason = ReasonExpandingStorage
+				reason = v1alpha1.ReasonExpandingStorage
 				size := db.Spec.StorageSize()
 				progress = fmt.Sprintf("%d volumes growing to %s", obs.storage.growing, size.String())
 			case s.Replicas != want || (sts.Spec.Replicas != nil && *sts.Spec.Replicas != s.Replicas):
-				reason = ReasonScaling
+				reason = v1alpha1.ReasonScaling
 			default:
 				reason = v1alpha1.ReasonRollingOut
 			}
@@ -288,24 +243,24 @@ func bootstrapStatus(st *v1alpha1.DatabaseStatus, gen int64, b *bootstrapState) 
 	}
 	rs := b.restore
 	if rs == nil {
-		conditions.SetOne(&st.Conditions, gen, ConditionBootstrapped,
-			conditions.False(ReasonWaitingForInstance, "Waiting for an instance to be ready to restore spec.bootstrap.fromBackup into"))
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionBootstrapped,
+			conditions.False(v1alpha1.ReasonWaitingForInstance, "Waiting for an instance to be ready to restore spec.bootstrap.fromBackup into"))
 		return true
 	}
 	st.BootstrapRestore = rs.Name
 	switch rs.Status.Phase {
 	case v1alpha1.RestoreSucceeded:
-		conditions.SetOne(&st.Conditions, gen, ConditionBootstrapped,
-			conditions.True(ReasonRestored, fmt.Sprintf("Restore %s restored %s", rs.Name, rs.Status.Object)))
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionBootstrapped,
+			conditions.True(v1alpha1.ReasonRestored, fmt.Sprintf("Restore %s restored %s", rs.Name, rs.Status.Object)))
 		return true
 	case v1alpha1.RestoreFailed:
 		msg := fmt.Sprintf("Restore %s of spec.bootstrap.fromBackup failed: %s", rs.Name, rs.Status.Message)
 		st.Phase = v1alpha1.DatabaseDegraded
-		conditions.SetOne(&st.Conditions, gen, ConditionBootstrapped, conditions.False(ReasonBootstrapFailed, msg))
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionBootstrapped, conditions.False(v1alpha1.ReasonBootstrapFailed, msg))
 		conditions.Set(&st.Conditions, gen,
-			conditions.False(ReasonBootstrapFailed, msg),
-			conditions.False(ReasonBootstrapFailed, msg),
-			conditions.True(ReasonBootstrapFailed, msg))
+			conditions.False(v1alpha1.ReasonBootstrapFailed, msg),
+			conditions.False(v1alpha1.ReasonBootstrapFailed, msg),
+			conditions.True(v1alpha1.ReasonBootstrapFailed, msg))
 		return false
 	}
 	phase := rs.Status.Phase
@@ -314,10 +269,10 @@ func bootstrapStatus(st *v1alpha1.DatabaseStatus, gen int64, b *bootstrapState) 
 	}
 	msg := fmt.Sprintf("Restoring spec.bootstrap.fromBackup with Restore %s (%s); the Database is Ready after it", rs.Name, phase)
 	st.Phase = v1alpha1.DatabaseCreating
-	conditions.SetOne(&st.Conditions, gen, ConditionBootstrapped, conditions.False(ReasonRestoring, msg))
+	conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionBootstrapped, conditions.False(v1alpha1.ReasonRestoring, msg))
 	conditions.Set(&st.Conditions, gen,
 		conditions.False(v1alpha1.ReasonCreating, msg),
-		conditions.True(ReasonRestoring, msg),
+		conditions.True(v1alpha1.ReasonRestoring, msg),
 		conditions.False(v1alpha1.ReasonHealthy, ""))
 	return false
 }
@@ -327,24 +282,8 @@ func bootstrapStatus(st *v1alpha1.DatabaseStatus, gen int64, b *bootstrapState) 
 func everReady(db *v1alpha1.Database) bool {
 	c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionReady)
 	return conditions.EverTrue(db.Status.Conditions, v1alpha1.ConditionReady, v1alpha1.ReasonCreating) &&
-		(c.Status == metav1.ConditionTrue || c.Reason != ReasonBootstrapFailed)
+		(c.Status == metav1.ConditionTrue || c.Reason != v1alpha1.ReasonBootstrapFailed)
 }
-
-// Event reasons. Events are emitted on state transitions only.
-const (
-	// EventAvailable: the Database became Ready.
-	EventAvailable = "Available"
-	// EventAdopted: a Secret kept from an earlier Database of the same name
-	// was adopted.
-	EventAdopted = "Adopted"
-	// EventRetained: the Database was deleted and its data kept.
-	EventRetained = "DataRetained"
-	// EventDeleted: the Database was deleted with its data.
-	EventDeleted = "DataDeleted"
-	// EventReplacedPod: an instance pod that could not start on an
-	// earlier spec was deleted so that it starts on the current one.
-	EventReplacedPod = "ReplacedPod"
-)
 
 // announce emits events and metrics for the transition from the current
 // status to next.
@@ -362,7 +301,7 @@ func (r *Reconciler) announce(db *v1alpha1.Database, next *v1alpha1.DatabaseStat
 		if !everReady(db) {
 			metrics.ObserveFirstReady("Database", db.CreationTimestamp.Time)
 		}
-		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, EventAvailable, "Deploy",
+		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, v1alpha1.EventAvailable, "Deploy",
 			"Database %s %s is available at %s: %s", db.Spec.Engine, next.Version, next.Endpoint, ready.Message)
 	case v1alpha1.DatabaseDegraded, v1alpha1.DatabaseBlocked:
 		degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)

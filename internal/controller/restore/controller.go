@@ -43,7 +43,6 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/backup/jobs"
-	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/engine"
 )
 
@@ -125,7 +124,7 @@ func (r *Reconciler) observe(ctx context.Context, rs *v1alpha1.Restore) (observe
 	}
 	obs := observed{job: job}
 	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(rs.Namespace), client.MatchingLabels{LabelRestore: rs.Name}); err != nil {
+	if err := r.Client.List(ctx, pods, client.InNamespace(rs.Namespace), client.MatchingLabels{v1alpha1.LabelRestore: rs.Name}); err != nil {
 		return obs, fmt.Errorf("listing the pods of Restore %s: %w", rs.Name, err)
 	}
 	for i := range pods.Items {
@@ -152,7 +151,7 @@ func (r *Reconciler) resolve(ctx context.Context, rs *v1alpha1.Restore) (jobs.Ru
 		b := &v1alpha1.Backup{}
 		found, err := r.get(ctx, rs.Namespace, src.BackupRef.Name, b)
 		if err != nil || !found {
-			return run, observed{waiting: &problem{ReasonWaitingForBackup,
+			return run, observed{waiting: &problem{v1alpha1.ReasonWaitingForBackup,
 				fmt.Sprintf("Waiting for Backup %s, which does not exist", src.BackupRef.Name)}}, err
 		}
 		run.Destination = b.Spec.Destination
@@ -166,7 +165,7 @@ func (r *Reconciler) resolve(ctx context.Context, rs *v1alpha1.Restore) (jobs.Ru
 		db := &v1alpha1.Database{}
 		found, err := r.get(ctx, rs.Namespace, tgt.DatabaseRef.Name, db)
 		if err != nil || !found {
-			return run, observed{waiting: &problem{ReasonWaitingForDatabase,
+			return run, observed{waiting: &problem{v1alpha1.ReasonWaitingForDatabase,
 				fmt.Sprintf("Waiting for Database %s, which does not exist", tgt.DatabaseRef.Name)}}, err
 		}
 		if p := refusal(CheckType(rs, db)); p != nil {
@@ -181,12 +180,12 @@ func (r *Reconciler) resolve(ctx context.Context, rs *v1alpha1.Restore) (jobs.Ru
 		}
 		run.Conn = jobs.Connection{
 			Type:              tgt.Type,
-			Host:              database.Host(db),
-			Port:              database.Port(db),
+			Host:              db.Host(),
+			Port:              db.Port(),
 			Database:          db.Spec.DatabaseName,
-			CredentialsSecret: database.CredentialsName(db),
+			CredentialsSecret: db.CredentialsName(),
 		}
-		run.Image = database.Image(db, eng)
+		run.Image = engine.ImageFor(db, eng)
 	case tgt.Connection != nil:
 		c := tgt.Connection
 		run.Conn = jobs.Connection{Type: tgt.Type, Host: c.Host, Port: c.Port, Database: c.Database,
@@ -205,7 +204,7 @@ func refusal(err error) *problem {
 	if err == nil {
 		return nil
 	}
-	return &problem{ReasonTargetMismatch, err.Error()}
+	return &problem{v1alpha1.ReasonTargetMismatch, err.Error()}
 }
 
 // notReady says why a Database cannot take the restore yet. A Database
@@ -217,18 +216,18 @@ func notReady(rs *v1alpha1.Restore, db *v1alpha1.Database) *problem {
 	if ready != nil && ready.Status == metav1.ConditionTrue {
 		return nil
 	}
-	if database.IsBootstrapRestore(db, rs) {
+	if db.IsBootstrapRestore(rs) {
 		if db.Status.ReadyReplicas >= 1 {
 			return nil
 		}
-		return &problem{ReasonWaitingForDatabase,
+		return &problem{v1alpha1.ReasonWaitingForDatabase,
 			fmt.Sprintf("Waiting for an instance of Database %s to be ready", db.Name)}
 	}
 	why := "it has no status yet"
 	if ready != nil {
 		why = fmt.Sprintf("it is %s", ready.Reason)
 	}
-	return &problem{ReasonWaitingForDatabase, fmt.Sprintf("Waiting for Database %s to be Ready: %s", db.Name, why)}
+	return &problem{v1alpha1.ReasonWaitingForDatabase, fmt.Sprintf("Waiting for Database %s to be Ready: %s", db.Name, why)}
 }
 
 // get reads from the cache and reports whether the object exists.
@@ -256,7 +255,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, rs *v1alpha1.Restore, stat
 
 // byRestoreLabel maps a restore pod to its Restore.
 func byRestoreLabel(_ context.Context, obj client.Object) []reconcile.Request {
-	name := obj.GetLabels()[LabelRestore]
+	name := obj.GetLabels()[v1alpha1.LabelRestore]
 	if name == "" {
 		return nil
 	}

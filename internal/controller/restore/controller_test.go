@@ -36,7 +36,6 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/dump"
 	"github.com/steward-dev/steward/internal/backup/jobs"
-	"github.com/steward-dev/steward/internal/controller/restore"
 )
 
 func create(t *testing.T, obj client.Object) {
@@ -217,21 +216,21 @@ func TestRestoreFromABackupIntoADatabase(t *testing.T) {
 	create(t, newRestore(ns, nil))
 
 	r := waitFor(t, ns, "WaitingForBackup", func(r *v1alpha1.Restore) bool {
-		return r.Status.Phase == v1alpha1.RestorePending && readyReason(r) == restore.ReasonWaitingForBackup
+		return r.Status.Phase == v1alpha1.RestorePending && readyReason(r) == v1alpha1.ReasonWaitingForBackup
 	})
 	if c := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.ConditionReady); !strings.Contains(c.Message, "nightly") {
 		t.Errorf("message does not name the Backup: %q", c.Message)
 	}
-	expectEvent(t, ns, restore.ReasonWaitingForBackup)
+	expectEvent(t, ns, v1alpha1.ReasonWaitingForBackup)
 
 	create(t, newBackup(ns, "nightly", "db"))
 	// The message names the Database and its Ready reason.
 	waitFor(t, ns, "WaitingForDatabase", func(r *v1alpha1.Restore) bool {
 		c := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.ConditionReady)
-		return r.Status.Phase == v1alpha1.RestorePending && c != nil && c.Reason == restore.ReasonWaitingForDatabase &&
+		return r.Status.Phase == v1alpha1.RestorePending && c != nil && c.Reason == v1alpha1.ReasonWaitingForDatabase &&
 			strings.Contains(c.Message, "Database db") && strings.Contains(c.Message, v1alpha1.ReasonCreating)
 	})
-	expectEvent(t, ns, restore.ReasonWaitingForDatabase)
+	expectEvent(t, ns, v1alpha1.ReasonWaitingForDatabase)
 	if err := get(ns, "r-restore", &batchv1.Job{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("a Job exists before the Database is Ready (%v)", err)
 	}
@@ -244,8 +243,8 @@ func TestRestoreFromABackupIntoADatabase(t *testing.T) {
 	if owner := metav1.GetControllerOf(j); owner == nil || owner.Kind != "Restore" || owner.Name != "r" {
 		t.Errorf("Job controller = %+v, want the Restore", owner)
 	}
-	if j.Labels[restore.LabelRestore] != "r" || j.Labels["app.kubernetes.io/managed-by"] != "steward" ||
-		j.Spec.Template.Labels[restore.LabelRestore] != "r" || j.Spec.Template.Labels["app.kubernetes.io/managed-by"] != "steward" {
+	if j.Labels[v1alpha1.LabelRestore] != "r" || j.Labels["app.kubernetes.io/managed-by"] != "steward" ||
+		j.Spec.Template.Labels[v1alpha1.LabelRestore] != "r" || j.Spec.Template.Labels["app.kubernetes.io/managed-by"] != "steward" {
 		t.Errorf("labels: Job %v, pod %v", j.Labels, j.Spec.Template.Labels)
 	}
 	c := j.Spec.Template.Spec.Containers[0]
@@ -280,7 +279,7 @@ func TestRestoreFromABackupIntoADatabase(t *testing.T) {
 	waitFor(t, ns, "Running", func(r *v1alpha1.Restore) bool {
 		return r.Status.Phase == v1alpha1.RestoreRunning && r.Status.Job == "r-restore" && r.Status.StartTime != nil
 	})
-	expectEvent(t, ns, restore.EventRestoreStarted)
+	expectEvent(t, ns, v1alpha1.EventRestoreStarted)
 
 	const key = "db/20260301T020000Z.dump"
 	finish(t, ns, j, dump.Result{Succeeded: true, Key: key, Size: 1234,
@@ -294,7 +293,7 @@ func TestRestoreFromABackupIntoADatabase(t *testing.T) {
 		meta.IsStatusConditionTrue(r.Status.Conditions, v1alpha1.ConditionDegraded) {
 		t.Errorf("conditions = %+v, want Ready only", r.Status.Conditions)
 	}
-	expectEvent(t, ns, restore.EventRestoreSucceeded)
+	expectEvent(t, ns, v1alpha1.EventRestoreSucceeded)
 }
 
 func TestAFailedRestoreIsFinalAndSaysWhy(t *testing.T) {
@@ -332,10 +331,10 @@ func TestAFailedRestoreIsFinalAndSaysWhy(t *testing.T) {
 		t.Errorf("status = %+v, want the run's error", r.Status)
 	}
 	d := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.ConditionDegraded)
-	if d == nil || d.Status != metav1.ConditionTrue || d.Reason != restore.ReasonRestoreFailed || d.Message != why {
+	if d == nil || d.Status != metav1.ConditionTrue || d.Reason != v1alpha1.ReasonRestoreFailed || d.Message != why {
 		t.Errorf("Degraded = %+v", d)
 	}
-	expectEvent(t, ns, restore.EventRestoreFailed)
+	expectEvent(t, ns, v1alpha1.EventRestoreFailed)
 
 	// Final: nothing runs again and the status stays, whatever the pods say.
 	pods := &corev1.PodList{}
@@ -365,14 +364,14 @@ func TestATargetOfAnotherEngineIsRefused(t *testing.T) {
 	create(t, newBackup(ns, "nightly", "db"))
 	create(t, newRestore(ns, func(r *v1alpha1.Restore) { r.Spec.Target.Type = v1alpha1.SourceMySQL }))
 	r := waitFor(t, ns, "Failed", func(r *v1alpha1.Restore) bool { return r.Status.Phase == v1alpha1.RestoreFailed })
-	if readyReason(r) != restore.ReasonTargetMismatch || !strings.Contains(r.Status.Message, "postgres") ||
+	if readyReason(r) != v1alpha1.ReasonTargetMismatch || !strings.Contains(r.Status.Message, "postgres") ||
 		!strings.Contains(r.Status.Message, "mysql") {
 		t.Errorf("reason %s, message %q: want TargetMismatch naming both types", readyReason(r), r.Status.Message)
 	}
 	if err := get(ns, "r-restore", &batchv1.Job{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a Job was created for a mismatched target (%v)", err)
 	}
-	expectEvent(t, ns, restore.EventRestoreFailed)
+	expectEvent(t, ns, v1alpha1.EventRestoreFailed)
 }
 
 func TestTheSpecCannotChange(t *testing.T) {

@@ -24,15 +24,8 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/jobs"
-	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/labels"
 )
-
-// LabelRestore selects the Job and pod of one Restore.
-const LabelRestore = "steward.dev/restore"
-
-// LatestObject is the object name that means the newest successful backup.
-const LatestObject = "latest"
 
 // JobName names a Restore's Job.
 func JobName(r *v1alpha1.Restore) string { return r.Name + "-restore" }
@@ -40,7 +33,7 @@ func JobName(r *v1alpha1.Restore) string { return r.Name + "-restore" }
 // Labels are put on a Restore's Job and its pod.
 func Labels(r *v1alpha1.Restore) map[string]string {
 	l := labels.Common(r.Name, "restore")
-	l[LabelRestore] = r.Name
+	l[v1alpha1.LabelRestore] = r.Name
 	return l
 }
 
@@ -49,12 +42,12 @@ func Key(r *v1alpha1.Restore) string {
 	if r.Spec.Source.Object != "" {
 		return r.Spec.Source.Object
 	}
-	return LatestObject
+	return v1alpha1.LatestObject
 }
 
 // CheckType refuses a target whose type is not the Database's engine.
 func CheckType(r *v1alpha1.Restore, db *v1alpha1.Database) error {
-	if want := database.SourceType(db); r.Spec.Target.Type != want {
+	if want := db.SourceType(); r.Spec.Target.Type != want {
 		return fmt.Errorf("target.type is %s but Database %s runs %s, which takes %s dumps; create a new Restore with the matching type",
 			r.Spec.Target.Type, db.Name, db.Spec.Engine, want)
 	}

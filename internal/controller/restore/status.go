@@ -29,24 +29,6 @@ import (
 	"github.com/steward-dev/steward/internal/conditions"
 )
 
-// Condition reasons of Restores, beside the shared ones.
-const (
-	// ReasonWaitingForBackup: the Backup in spec.source.backupRef does not
-	// exist yet.
-	ReasonWaitingForBackup = "WaitingForBackup"
-	// ReasonWaitingForDatabase: the Database in spec.target.databaseRef does
-	// not exist yet or is not Ready.
-	ReasonWaitingForDatabase = "WaitingForDatabase"
-	// ReasonTargetMismatch: spec.target.type is not the Database's engine.
-	ReasonTargetMismatch = "TargetMismatch"
-	// ReasonRunning: the restore Job runs.
-	ReasonRunning = "Running"
-	// ReasonRestored: the dump was verified and restored.
-	ReasonRestored = "Restored"
-	// ReasonRestoreFailed: the restore failed; it is not retried.
-	ReasonRestoreFailed = "RestoreFailed"
-)
-
 // observed is what a reconcile saw of a Restore's source, target and Job.
 type observed struct {
 	// waiting is set while the source or target does not resolve yet.
@@ -117,30 +99,30 @@ func computeStatus(r *v1alpha1.Restore, obs observed) v1alpha1.RestoreStatus {
 			end = &metav1.Time{Time: res.CompletionTime}
 		}
 		if !res.Succeeded {
-			return failed(ReasonRestoreFailed, res.Error, end)
+			return failed(v1alpha1.ReasonRestoreFailed, res.Error, end)
 		}
 		st.Phase = v1alpha1.RestoreSucceeded
 		st.CompletionTime = end
 		st.Message = ""
 		msg := fmt.Sprintf("Restored %s", res.Key)
 		conditions.Set(&st.Conditions, gen,
-			conditions.True(ReasonRestored, msg),
-			conditions.False(ReasonRestored, ""),
+			conditions.True(v1alpha1.ReasonRestored, msg),
+			conditions.False(v1alpha1.ReasonRestored, ""),
 			conditions.False(v1alpha1.ReasonHealthy, ""))
 		return st
 	}
 	if obs.podEnded != nil {
-		return failed(ReasonRestoreFailed, obs.podEnded.Error(), nil)
+		return failed(v1alpha1.ReasonRestoreFailed, obs.podEnded.Error(), nil)
 	}
 	if c := jobFailed(job); c != nil {
 		msg := fmt.Sprintf("Job %s failed: %s", job.Name, c.Message)
-		return failed(ReasonRestoreFailed, msg, &c.LastTransitionTime)
+		return failed(v1alpha1.ReasonRestoreFailed, msg, &c.LastTransitionTime)
 	}
 	st.Phase = v1alpha1.RestoreRunning
 	msg := fmt.Sprintf("Job %s restores %s", job.Name, Key(r))
 	conditions.Set(&st.Conditions, gen,
-		conditions.False(ReasonRunning, msg),
-		conditions.True(ReasonRunning, msg),
+		conditions.False(v1alpha1.ReasonRestoreRunning, msg),
+		conditions.True(v1alpha1.ReasonRestoreRunning, msg),
 		conditions.False(v1alpha1.ReasonHealthy, ""))
 	return st
 }
@@ -160,16 +142,6 @@ func jobFailed(job *batchv1.Job) *batchv1.JobCondition {
 	return nil
 }
 
-// Event reasons. Events are emitted on state transitions only.
-const (
-	// EventRestoreStarted: the restore Job was created.
-	EventRestoreStarted = "RestoreStarted"
-	// EventRestoreSucceeded: the dump was restored.
-	EventRestoreSucceeded = "RestoreSucceeded"
-	// EventRestoreFailed: the restore failed.
-	EventRestoreFailed = "RestoreFailed"
-)
-
 // announce emits an event for the transition from the Restore's current
 // status to next.
 func (rc *Reconciler) announce(r *v1alpha1.Restore, next *v1alpha1.RestoreStatus) {
@@ -182,10 +154,10 @@ func (rc *Reconciler) announce(r *v1alpha1.Restore, next *v1alpha1.RestoreStatus
 	case v1alpha1.RestorePending:
 		rc.Recorder.Eventf(r, nil, corev1.EventTypeNormal, ready.Reason, "Restore", "%s", ready.Message)
 	case v1alpha1.RestoreRunning:
-		rc.Recorder.Eventf(r, nil, corev1.EventTypeNormal, EventRestoreStarted, "Restore", "%s", ready.Message)
+		rc.Recorder.Eventf(r, nil, corev1.EventTypeNormal, v1alpha1.EventRestoreStarted, "Restore", "%s", ready.Message)
 	case v1alpha1.RestoreSucceeded:
-		rc.Recorder.Eventf(r, nil, corev1.EventTypeNormal, EventRestoreSucceeded, "Restore", "%s", ready.Message)
+		rc.Recorder.Eventf(r, nil, corev1.EventTypeNormal, v1alpha1.EventRestoreSucceeded, "Restore", "%s", ready.Message)
 	case v1alpha1.RestoreFailed:
-		rc.Recorder.Eventf(r, nil, corev1.EventTypeWarning, EventRestoreFailed, "Restore", "%s", next.Message)
+		rc.Recorder.Eventf(r, nil, corev1.EventTypeWarning, v1alpha1.EventRestoreFailed, "Restore", "%s", next.Message)
 	}
 }

@@ -35,8 +35,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	cachecontroller "github.com/steward-dev/steward/internal/controller/cache"
-	"github.com/steward-dev/steward/internal/controller/database"
 )
 
 // Field indexes on WebApps, so a Database or Cache event finds the WebApps
@@ -97,12 +95,12 @@ func bindingEnv(app *v1alpha1.WebApp, b Bindings) []*corev1ac.EnvVarApplyConfigu
 
 // credentialsName is the credentials Secret of the WebApp's Database.
 func credentialsName(app *v1alpha1.WebApp) string {
-	return database.CredentialsName(&v1alpha1.Database{ObjectMeta: metav1.ObjectMeta{Name: app.Spec.Database.Ref}})
+	return v1alpha1.DatabaseCredentialsName(app.Spec.Database.Ref)
 }
 
 // cacheAddress is the host and port clients of the Cache connect to.
 func cacheAddress(c *v1alpha1.Cache) (host, port string) {
-	endpoint := cachecontroller.Endpoint(c)
+	endpoint := c.Endpoint()
 	host, port, err := net.SplitHostPort(endpoint)
 	if err != nil {
 		panic(fmt.Sprintf("cache endpoint %q: %v", endpoint, err)) // Endpoint always has a port

@@ -36,7 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	appconfigctl "github.com/steward-dev/steward/internal/controller/appconfig"
+	"github.com/steward-dev/steward/internal/appconfig"
 )
 
 // configIndex indexes WebApps by the AppConfigs their spec.config names.
@@ -47,7 +47,7 @@ type configUse struct {
 	use v1alpha1.ConfigUse
 	// name is the revision's ConfigMap, and Secret when it has secret keys.
 	name string
-	rev  appconfigctl.Revision
+	rev  appconfig.Revision
 	// hash goes into the pod template annotation.
 	hash string
 }
@@ -70,7 +70,7 @@ func (r *Reconciler) resolveConfig(ctx context.Context, app *v1alpha1.WebApp) ([
 		case err != nil:
 			return nil, nil, fmt.Errorf("reading AppConfig %s: %w", use.AppConfig, err)
 		}
-		rev := appconfigctl.Assigned(ac, appconfigctl.KindWebApp, app.Name)
+		rev := ac.AssignedRevision(v1alpha1.ConsumerKindWebApp, app.Name)
 		if rev == "" {
 			why := "it has no revision yet"
 			if c := meta.FindStatusCondition(ac.Status.Conditions, v1alpha1.ConditionReady); c != nil && c.Status != "True" {
@@ -81,7 +81,7 @@ func (r *Reconciler) resolveConfig(ctx context.Context, app *v1alpha1.WebApp) ([
 				message: fmt.Sprintf("Waiting for AppConfig %s: %s", use.AppConfig, why),
 			}, nil
 		}
-		name := appconfigctl.RevisionName(ac, rev)
+		name := ac.RevisionName(rev)
 		cm := &corev1.ConfigMap{}
 		key := client.ObjectKey{Namespace: app.Namespace, Name: name}
 		err = r.Client.Get(ctx, key, cm)
@@ -98,7 +98,7 @@ func (r *Reconciler) resolveConfig(ctx context.Context, app *v1alpha1.WebApp) ([
 				message: fmt.Sprintf("Waiting for AppConfig %s: revision %s is not rendered yet", use.AppConfig, rev),
 			}, nil
 		}
-		cu := configUse{use: use, name: name, rev: appconfigctl.ReadRevision(cm)}
+		cu := configUse{use: use, name: name, rev: appconfig.ReadRevision(cm)}
 		var missing []string
 		for _, k := range use.Keys {
 			if !cu.rev.Has(k) {
@@ -209,7 +209,7 @@ func configAnnotations(uses []configUse) map[string]string {
 	}
 	a := make(map[string]string, len(uses))
 	for _, u := range uses {
-		a[appconfigctl.Annotation(u.use.AppConfig)] = u.hash
+		a[v1alpha1.AppConfigAnnotation(u.use.AppConfig)] = u.hash
 	}
 	return a
 }
@@ -248,12 +248,12 @@ func consumersOf(reader client.Reader) handler.TypedEventHandler[client.Object, 
 			}
 			before := map[string]string{}
 			for _, c := range o.Status.Consumers {
-				if c.Kind == appconfigctl.KindWebApp {
+				if c.Kind == v1alpha1.ConsumerKindWebApp {
 					before[c.Name] = c.Revision
 				}
 			}
 			for _, c := range n.Status.Consumers {
-				if c.Kind == appconfigctl.KindWebApp && before[c.Name] != c.Revision {
+				if c.Kind == v1alpha1.ConsumerKindWebApp && before[c.Name] != c.Revision {
 					q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: n.Namespace, Name: c.Name}})
 				}
 			}

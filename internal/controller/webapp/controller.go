@@ -45,16 +45,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/appconfig"
 	"github.com/steward-dev/steward/internal/apply"
-	appconfigctl "github.com/steward-dev/steward/internal/controller/appconfig"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/priority"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
-
-// ReasonNameConflict is the reason when a child's name is taken by an object Steward does not manage.
-const ReasonNameConflict = v1alpha1.ReasonNameConflict
 
 // phases are the values of status.phase, in the order metrics list them.
 var phases = []string{
@@ -321,7 +318,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if err := indexBindings(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	if err := appconfigctl.IndexConfigUses(context.Background(), mgr.GetFieldIndexer(), configIndex); err != nil {
+	if err := appconfig.IndexWebAppUses(context.Background(), mgr.GetFieldIndexer(), configIndex); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).

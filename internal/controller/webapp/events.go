@@ -25,22 +25,12 @@ import (
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
-// Event reasons. Events are emitted on state transitions only.
-const (
-	// EventAvailable: the WebApp became Ready.
-	EventAvailable = "Available"
-	// EventRollingOut: a Ready WebApp started rolling out a change.
-	EventRollingOut = "RollingOut"
-	// EventScaled: the desired replica count changed.
-	EventScaled = "Scaled"
-)
-
 // announce emits events and metrics for the transition from the WebApp's
 // current status to next.
 func (r *Reconciler) announce(app *v1alpha1.WebApp, next *v1alpha1.WebAppStatus) {
 	prev := &app.Status
 	if prev.DesiredReplicas != 0 && prev.DesiredReplicas != next.DesiredReplicas {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, EventScaled, "Scale",
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1alpha1.EventScaled, "Scale",
 			"Scaled from %d to %d replicas", prev.DesiredReplicas, next.DesiredReplicas)
 	}
 	if prev.Phase == next.Phase {
@@ -55,7 +45,7 @@ func (r *Reconciler) announce(app *v1alpha1.WebApp, next *v1alpha1.WebAppStatus)
 		if neverReady(app) {
 			metrics.ObserveFirstReady("WebApp", app.CreationTimestamp.Time)
 		}
-		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, EventAvailable, "Deploy",
+		r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1alpha1.EventAvailable, "Deploy",
 			"WebApp is available at %s: %s", next.URL, ready.Message)
 	case v1alpha1.WebAppDegraded:
 		degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
@@ -70,7 +60,7 @@ func (r *Reconciler) announce(app *v1alpha1.WebApp, next *v1alpha1.WebAppStatus)
 		}
 	case v1alpha1.WebAppDeploying:
 		if prev.Phase == v1alpha1.WebAppRunning {
-			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, EventRollingOut, "Deploy", "%s", ready.Message)
+			r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, v1alpha1.EventRollingOut, "Deploy", "%s", ready.Message)
 		}
 	}
 }

@@ -190,8 +190,8 @@ func TestComputeStatus(t *testing.T) {
 				a.Generation = 2
 				a.Status.ObservedGeneration = 1
 			}),
-			obs:   observed{problem: &problem{reason: ReasonNameConflict, message: "a Deployment named shop already exists"}},
-			phase: v1alpha1.WebAppDegraded, ready: metav1.ConditionFalse, reason: ReasonNameConflict,
+			obs:   observed{problem: &problem{reason: v1alpha1.ReasonNameConflict, message: "a Deployment named shop already exists"}},
+			phase: v1alpha1.WebAppDegraded, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonNameConflict,
 			degraded: metav1.ConditionTrue, observedGen: 1, desired: 1,
 		},
 	}

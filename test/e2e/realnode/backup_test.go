@@ -39,8 +39,6 @@ import (
 	"github.com/steward-dev/steward/internal/backup/dump"
 	"github.com/steward-dev/steward/internal/backup/jobs"
 	"github.com/steward-dev/steward/internal/testenv/storetest"
-	backupcontroller "github.com/steward-dev/steward/internal/controller/backup"
-	"github.com/steward-dev/steward/internal/controller/database"
 )
 
 // dumpEngine is an engine whose Databases the backup tests fill, dump,
@@ -163,7 +161,7 @@ spec:
     endpoint: %[7]s
     credentialsSecretRef: {name: %[8]s}
   schedule: "* * * * *"
-`, src, backupcontroller.AnnotationBackupNow, now, e.sourceType, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecret))
+`, src, v1alpha1.AnnotationBackupNow, now, e.sourceType, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecret))
 	manual, scheduled := waitForRuns(t, src, now, began)
 	// No more scheduled runs: the test has what it needs.
 	kubectl(t, "patch", "backup", src, "--type=merge", "-p", `{"spec":{"suspend":true}}`)
@@ -224,14 +222,14 @@ spec:
 	eventually(t, 5*time.Minute, "Database "+boot+" Ready", func() error {
 		var db v1alpha1.Database
 		getJSON(t, &db, "database", boot)
-		if c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionDegraded); c != nil && c.Reason == database.ReasonBootstrapFailed {
+		if c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionDegraded); c != nil && c.Reason == v1alpha1.ReasonBootstrapFailed {
 			t.Fatalf("Database %s: %s", boot, c.Message)
 		}
 		return databaseReady(t, boot)
 	})
 	var db v1alpha1.Database
 	getJSON(t, &db, "database", boot)
-	if c := meta.FindStatusCondition(db.Status.Conditions, database.ConditionBootstrapped); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, scheduled.Object) {
+	if c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionBootstrapped); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, scheduled.Object) {
 		t.Errorf("Database %s's Bootstrapped condition does not name %s: %+v", boot, scheduled.Object, c)
 	}
 	var bootRestore v1alpha1.Restore
@@ -294,7 +292,7 @@ spec:
     credentialsSecretRef: {name: %[7]s}
   schedule: "@yearly"
   suspend: true
-`, src, backupcontroller.AnnotationBackupNow, now, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecret))
+`, src, v1alpha1.AnnotationBackupNow, now, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecret))
 	var run v1alpha1.BackupRun
 	eventually(t, 15*time.Minute, "the on-demand backup of "+src, func() error {
 		var b v1alpha1.Backup
@@ -441,7 +439,7 @@ func (e dumpEngine) tableChecksums(t *testing.T, pod string) map[string]string {
 // failing at the first failed run, and logs when each appeared.
 func waitForRuns(t *testing.T, name, value string, began time.Time) (manual, scheduled v1alpha1.BackupRun) {
 	t.Helper()
-	manualJob := backupcontroller.ManualJobName(&v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: name}}, value)
+	manualJob := (&v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: name}}).ManualJobName(value)
 	eventually(t, 4*time.Minute, "an on-demand and a scheduled run of Backup "+name, func() error {
 		var b v1alpha1.Backup
 		getJSON(t, &b, "backup", name)

@@ -31,8 +31,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/steward-dev/steward/internal/testenv/devenv"
 	"github.com/steward-dev/steward/internal/build/images"
+	"github.com/steward-dev/steward/internal/testenv/devenv"
 	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 

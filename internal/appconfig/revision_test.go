@@ -22,12 +22,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
 )
 
 func revision(data map[string]string, tokens string) Revision {
 	cm := &corev1.ConfigMap{Data: data}
 	if tokens != "" {
-		cm.ObjectMeta = metav1.ObjectMeta{Annotations: map[string]string{tokensAnnotation: tokens}}
+		cm.ObjectMeta = metav1.ObjectMeta{Annotations: map[string]string{v1alpha1.AnnotationSecretTokens: tokens}}
 	}
 	return ReadRevision(cm)
 }

@@ -24,66 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/appconfig"
 )
-
-// What consumers and the AppConfig controller agree on: the names of the
-// rendered objects, the pod template annotation, and the revision each
-// consumer runs.
-
-const (
-	// AnnotationPrefix starts the pod template annotation that carries the
-	// hash of the keys a consumer uses: appconfig.steward.dev/<AppConfig>.
-	AnnotationPrefix = "appconfig.steward.dev/"
-
-	// ConsumerAnnotation opts a plain Deployment or StatefulSet in: its
-	// value names the AppConfigs it uses, separated by commas.
-	ConsumerAnnotation = "steward.dev/appconfig"
-	// KeysAnnotation lists the keys a plain Deployment or StatefulSet uses,
-	// separated by commas; every key when absent.
-	KeysAnnotation = "steward.dev/appconfig-keys"
-
-	// tokensAnnotation, on a revision's ConfigMap, maps each secret key to
-	// an opaque token that changes whenever the key's value changes, so that
-	// hashes cover secret values without ever hashing them.
-	tokensAnnotation = "steward.dev/secret-tokens"
-	// appConfigLabel names the AppConfig a revision belongs to.
-	appConfigLabel = "steward.dev/appconfig"
-	// revisionLabel is the revision of a revision's ConfigMap and Secret.
-	revisionLabel = "steward.dev/revision"
-)
-
-// Kinds of consumers.
-const (
-	KindWebApp      = "WebApp"
-	KindDeployment  = "Deployment"
-	KindStatefulSet = "StatefulSet"
-)
-
-// Name is the ConfigMap (and Secret, when there is secret data) that holds
-// the current revision's values: "<application>-config".
-func Name(ac *v1alpha1.AppConfig) string { return ac.Spec.Application + "-config" }
-
-// RevisionName is the immutable ConfigMap (and Secret) of one revision.
-func RevisionName(ac *v1alpha1.AppConfig, revision string) string {
-	return Name(ac) + "-" + revision
-}
-
-// Annotation is the pod template annotation that carries the hash of the
-// keys a consumer of the named AppConfig uses.
-func Annotation(appConfig string) string { return AnnotationPrefix + appConfig }
-
-// Assigned is the revision the named consumer should run: the one the
-// AppConfig's status assigns it, or the current one for a consumer the
-// AppConfig has not seen yet. Empty when the AppConfig has no revision.
-func Assigned(ac *v1alpha1.AppConfig, kind, name string) string {
-	for _, c := range ac.Status.Consumers {
-		if c.Kind == kind && c.Name == name && c.Revision != "" {
-			return c.Revision
-		}
-	}
-	return ac.Status.CurrentRevision
-}
 
 // Revision is what a consumer reads from a revision's ConfigMap.
 type Revision struct {
@@ -98,7 +39,7 @@ type Revision struct {
 // ReadRevision reads a revision's ConfigMap.
 func ReadRevision(cm *corev1.ConfigMap) Revision {
 	r := Revision{Data: cm.Data, tokens: map[string]string{}}
-	if s := cm.Annotations[tokensAnnotation]; s != "" {
+	if s := cm.Annotations[v1alpha1.AnnotationSecretTokens]; s != "" {
 		// Written by Steward; a damaged annotation reads as no secret keys,
 		// and the AppConfig controller re-creates nothing: revisions are
 		// immutable. The hash then differs, which rolls consumers out.
@@ -137,7 +78,7 @@ func (r Revision) hashValues() map[string]string {
 // Hash is the hash of the keys a consumer uses (every key when keys is
 // empty), for its pod template annotation.
 func (r Revision) Hash(keys []string) string {
-	return appconfig.Hash(r.hashValues(), keys)
+	return Hash(r.hashValues(), keys)
 }
 
 // Changed lists the keys among keys (every key of either revision when keys
@@ -154,10 +95,16 @@ func (r Revision) Changed(next Revision, keys []string) []string {
 	}
 	var changed []string
 	for _, k := range keys {
-		if appconfig.Changed(before, after, []string{k}) {
+		if Changed(before, after, []string{k}) {
 			changed = append(changed, k)
 		}
 	}
 	slices.Sort(changed)
 	return slices.Compact(changed)
+}
+
+// NewRevision is a revision of the rendered values that are not secret and
+// a token for each secret key.
+func NewRevision(data, tokens map[string]string) Revision {
+	return Revision{Data: data, SecretKeys: slices.Sorted(maps.Keys(tokens)), tokens: tokens}
 }

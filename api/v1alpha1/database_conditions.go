@@ -1,0 +1,68 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Condition types and reasons of Databases, beside the shared ones.
+const (
+	// ConditionUpgradeBlocked is True while the spec asks for a version
+	// change Steward will not make in place.
+	ConditionUpgradeBlocked = "UpgradeBlocked"
+	// ConditionBootstrapped is True once the Restore of
+	// spec.bootstrap.fromBackup succeeded; only set with spec.bootstrap.
+	ConditionBootstrapped = "Bootstrapped"
+
+	// ReasonUpgradeBlocked: a major version change was asked for.
+	ReasonUpgradeBlocked = "UpgradeBlocked"
+	// ReasonNoUpgradePending: the spec's version can be run in place.
+	ReasonNoUpgradePending = "NoUpgradePending"
+	// ReasonInvalidParameters: spec.parameters sets a key Steward controls,
+	// or a value the engine cannot take.
+	ReasonInvalidParameters = "InvalidParameters"
+	// ReasonCredentialsNotFound: the Secret in spec.credentialsSecretRef is
+	// missing or lacks username or password.
+	ReasonCredentialsNotFound = "CredentialsNotFound"
+	// ReasonScaling: instances are being added or removed.
+	ReasonScaling = "Scaling"
+	// ReasonExpandingStorage: volumes are growing to spec.storage.size.
+	ReasonExpandingStorage = "ExpandingStorage"
+	// ReasonExpansionNotSupported: the volumes' storage class does not
+	// allow expansion.
+	ReasonExpansionNotSupported = "ExpansionNotSupported"
+	// ReasonWaitingForInstance: the bootstrap restore waits for an instance
+	// to be ready.
+	ReasonWaitingForInstance = "WaitingForInstance"
+	// ReasonRestoring: the bootstrap Restore runs; the Database is Ready
+	// after it.
+	ReasonRestoring = "Restoring"
+	// ReasonBootstrapFailed: the bootstrap Restore failed. It is not
+	// retried: delete the Database and create it again, or fix the backup.
+	ReasonBootstrapFailed = "BootstrapFailed"
+)
+
+// Event reasons of Databases. Events are emitted on state transitions only.
+const (
+	// EventAdopted: a Secret kept from an earlier Database of the same name
+	// was adopted.
+	EventAdopted = "Adopted"
+	// EventDataRetained: the Database was deleted and its data kept.
+	EventDataRetained = "DataRetained"
+	// EventDataDeleted: the Database was deleted with its data.
+	EventDataDeleted = "DataDeleted"
+	// EventReplacedPod: an instance pod that could not start on an
+	// earlier spec was deleted so that it starts on the current one.
+	EventReplacedPod = "ReplacedPod"
+)
