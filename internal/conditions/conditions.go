@@ -59,3 +59,10 @@ func EverTrue(conds []metav1.Condition, t, neverReason string) bool {
 	c := meta.FindStatusCondition(conds, t)
 	return c != nil && (c.Status == metav1.ConditionTrue || c.Reason != neverReason)
 }
+
+// Problem is why an object cannot reach its desired state: a condition
+// reason and a message, for something the user must fix or a request that
+// failed.
+type Problem struct {
+	Reason, Message string
+}
