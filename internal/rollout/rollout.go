@@ -37,14 +37,17 @@ type State struct {
 	// Replicas, Updated, Ready and Available are the status' counts.
 	Replicas, Updated, Ready, Available int32
 	// RolledOut is true when the workload's controller has seen the latest
-	// spec, every pod runs the latest template and no other pod is left.
+	// spec, every pod runs the latest template and no other pod is left
+	// (for a StatefulSet, its current revision is also its update
+	// revision).
 	RolledOut bool
 	// Healthy is true when the workload is rolled out and Want pods are
 	// ready and available.
 	Healthy bool
-	// Complete is true when the workload itself says its latest rollout
-	// finished: a Deployment's newest ReplicaSet is available, a
-	// StatefulSet's current revision is its update revision.
+	// Complete is true when a Deployment itself says its latest rollout
+	// finished: its newest ReplicaSet is available. A StatefulSet says no
+	// such thing (its revisions agree from its creation on), so it is
+	// always false for one.
 	Complete bool
 	// FailureReason and Failure are the workload's own report of a rollout
 	// that failed: its progress deadline passed, or it cannot create pods.
@@ -87,8 +90,8 @@ func OfStatefulSet(sts *appsv1.StatefulSet) State {
 		Kind: "StatefulSet", Name: sts.Name, Want: want(sts.Spec.Replicas),
 		Replicas: st.Replicas, Updated: st.UpdatedReplicas, Ready: st.ReadyReplicas, Available: st.AvailableReplicas,
 	}
-	s.Complete = st.UpdateRevision == "" || st.CurrentRevision == st.UpdateRevision
-	s.RolledOut = st.ObservedGeneration >= sts.Generation && s.Replicas == s.Want && s.Updated == s.Want && s.Complete
+	s.RolledOut = st.ObservedGeneration >= sts.Generation && s.Replicas == s.Want && s.Updated == s.Want &&
+		(st.UpdateRevision == "" || st.CurrentRevision == st.UpdateRevision)
 	s.Healthy = s.RolledOut && s.Ready >= s.Want
 	return s
 }

@@ -39,6 +39,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/conditions"
 )
 
 // DefaultTimeout is how long a pod must have been unable to start before
@@ -80,16 +81,9 @@ const (
 	maxTail      = 300
 )
 
-// Problem is why a pod cannot start.
-type Problem struct {
-	// Reason is one of the v1alpha1.Reason* constants for pods that cannot
-	// start, e.g. v1alpha1.ReasonPodsUnschedulable.
-	Reason string
-	// Message names the pod, and the container when it is one, and carries
-	// the pod's own reason and message, e.g. "pod shop-5d9f-abc:
-	// Unschedulable: 0/1 nodes are available: 1 Insufficient memory."
-	Message string
-}
+// Problem is why a pod cannot start: a reason among those IsReason
+// accepts, and a message naming the pod and container.
+type Problem = conditions.Problem
 
 // Find looks at the pods of one object. It returns the problem of the
 // first pod, by name, that has been unable to start for at least timeout,

@@ -28,7 +28,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -37,11 +36,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/priority"
+	"github.com/steward-dev/steward/internal/status"
 )
 
 const (
@@ -100,24 +100,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	obs, err := r.reconcileRuns(ctx, b)
 	if err != nil {
-		obs.problem = &problem{reason: v1alpha1.ReasonReconcileError, message: err.Error()}
+		obs.problem = &conditions.Problem{Reason: v1alpha1.ReasonReconcileError, Message: err.Error()}
 	}
 	runs, err2 := r.finishedRuns(ctx, b)
 	err = errors.Join(err, err2)
-	status := computeStatus(b, obs, runs, now)
+	next := computeStatus(b, obs, runs, now)
 	prev := b.Status.DeepCopy()
 	// The write is conditional on the Backup not having changed since it
 	// was read: a reconcile from a stale cache fails here and is retried,
 	// instead of recording, announcing and counting a run a second time.
-	if werr := r.writeStatus(ctx, b, status); werr != nil {
+	if werr := status.Write(ctx, r.Client, b, &b.Status, next, client.MergeFromWithOptimisticLock{}); werr != nil {
 		return ctrl.Result{}, errors.Join(err, werr)
 	}
-	r.announce(b, prev, runs, &status)
-	observeMetrics(b, &status)
+	r.announce(b, prev, runs, &next)
+	observeMetrics(b, &next)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: requeueAfter(b, obs, &status, now)}, nil
+	return ctrl.Result{RequeueAfter: requeueAfter(b, obs, &next, now)}, nil
 }
 
 func (r *Reconciler) now() time.Time {
@@ -150,7 +150,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, b *v1alpha1.Backup) (obs
 	if err := applier.Apply(ctx, CronJob(b, src, r.InstanceImage), cj, b.UID); err != nil {
 		var conflict *apply.Conflict
 		if errors.As(err, &conflict) || apierrors.IsInvalid(err) {
-			obs.problem = &problem{reason: v1alpha1.ReasonApplyFailed, message: err.Error()}
+			obs.problem = &conditions.Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}
 			return obs, nil
 		}
 		return obs, err
@@ -171,20 +171,6 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, b *v1alpha1.Backup) (obs
 			"Started Job %s as the %s annotation asks", job.Name, v1alpha1.AnnotationBackupNow)
 	}
 	return obs, nil
-}
-
-// writeStatus patches the status subresource, and only when it changed.
-func (r *Reconciler) writeStatus(ctx context.Context, b *v1alpha1.Backup, status v1alpha1.BackupStatus) error {
-	if equality.Semantic.DeepEqual(b.Status, status) {
-		return nil
-	}
-	orig := b.DeepCopy()
-	b.Status = status
-	if err := r.Client.Status().Patch(ctx, b, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("writing status of Backup %s: %w", b.Name, err)
-	}
-	log.FromContext(ctx).V(1).Info("Status updated")
-	return nil
 }
 
 // requeueAfter is when to look again without an event: when the Backup

@@ -44,7 +44,7 @@ type source struct {
 
 // resolveSource finds the database a Backup dumps. A Database that does
 // not exist or is not Ready yet is a wait, reported in status.
-func (r *Reconciler) resolveSource(ctx context.Context, b *v1alpha1.Backup) (source, *problem, error) {
+func (r *Reconciler) resolveSource(ctx context.Context, b *v1alpha1.Backup) (source, *conditions.Problem, error) {
 	s := b.Spec.Source
 	if c := s.Connection; c != nil {
 		image := b.Spec.Image
@@ -58,18 +58,18 @@ func (r *Reconciler) resolveSource(ctx context.Context, b *v1alpha1.Backup) (sou
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: s.DatabaseRef.Name}, db)
 	switch {
 	case apierrors.IsNotFound(err):
-		return source{}, &problem{reason: v1alpha1.ReasonWaitingForDatabase,
-			message: fmt.Sprintf("Database %s does not exist", s.DatabaseRef.Name)}, nil
+		return source{}, &conditions.Problem{Reason: v1alpha1.ReasonWaitingForDatabase,
+			Message: fmt.Sprintf("Database %s does not exist", s.DatabaseRef.Name)}, nil
 	case err != nil:
 		return source{}, nil, fmt.Errorf("reading Database %s: %w", s.DatabaseRef.Name, err)
 	}
 	if want := db.SourceType(); want != s.Type {
-		return source{}, &problem{reason: v1alpha1.ReasonInvalidSource, message: fmt.Sprintf(
+		return source{}, &conditions.Problem{Reason: v1alpha1.ReasonInvalidSource, Message: fmt.Sprintf(
 			"source.type is %s but Database %s runs %s, which needs %s", s.Type, db.Name, db.Spec.Engine, want)}, nil
 	}
 	if !conditions.EverTrue(db.Status.Conditions, v1alpha1.ConditionReady, v1alpha1.ReasonCreating) {
-		return source{}, &problem{reason: v1alpha1.ReasonWaitingForDatabase,
-			message: fmt.Sprintf("Database %s has not been Ready yet", db.Name)}, nil
+		return source{}, &conditions.Problem{Reason: v1alpha1.ReasonWaitingForDatabase,
+			Message: fmt.Sprintf("Database %s has not been Ready yet", db.Name)}, nil
 	}
 	eng, engErr := engine.Get(string(db.Spec.Engine))
 	if engErr != nil {
@@ -83,8 +83,8 @@ func (r *Reconciler) resolveSource(ctx context.Context, b *v1alpha1.Backup) (sou
 		Database: db.Spec.DatabaseName, CredentialsSecret: db.CredentialsName()}, image: image}, nil, nil
 }
 
-func invalidSource(err error) *problem {
-	return &problem{reason: v1alpha1.ReasonInvalidSource, message: err.Error()}
+func invalidSource(err error) *conditions.Problem {
+	return &conditions.Problem{Reason: v1alpha1.ReasonInvalidSource, Message: err.Error()}
 }
 
 // Labels are put on a Backup's CronJob, Jobs and pods.
@@ -170,18 +170,18 @@ func (s schedule) interval(t time.Time) time.Duration {
 
 // parseSchedule checks what the CRD's pattern cannot: the fields' values
 // and the time zone.
-func parseSchedule(spec string, tz *string) (schedule, *problem) {
+func parseSchedule(spec string, tz *string) (schedule, *conditions.Problem) {
 	loc := time.UTC
 	if tz != nil {
 		l, err := time.LoadLocation(*tz)
 		if err != nil {
-			return schedule{}, &problem{reason: v1alpha1.ReasonInvalidSchedule, message: fmt.Sprintf("timeZone %q is not a known time zone", *tz)}
+			return schedule{}, &conditions.Problem{Reason: v1alpha1.ReasonInvalidSchedule, Message: fmt.Sprintf("timeZone %q is not a known time zone", *tz)}
 		}
 		loc = l
 	}
 	s, err := cron.ParseStandard(spec)
 	if err != nil {
-		return schedule{}, &problem{reason: v1alpha1.ReasonInvalidSchedule, message: fmt.Sprintf("schedule %q: %v", spec, err)}
+		return schedule{}, &conditions.Problem{Reason: v1alpha1.ReasonInvalidSchedule, Message: fmt.Sprintf("schedule %q: %v", spec, err)}
 	}
 	return schedule{Schedule: s, loc: loc}, nil
 }

@@ -42,12 +42,7 @@ type observed struct {
 	manualRun string
 	// sourceDatabase is the resolved source's database name.
 	sourceDatabase string
-	problem        *problem
-}
-
-// problem is a condition reason and message.
-type problem struct {
-	reason, message string
+	problem        *conditions.Problem
 }
 
 // finishedRuns reads the results of the Backup's finished Jobs that status
@@ -179,7 +174,7 @@ func computeStatus(b *v1alpha1.Backup, obs observed, runs []v1alpha1.BackupRun, 
 	}
 
 	if p := obs.problem; p != nil {
-		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionReady, conditions.False(p.reason, p.message))
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionReady, conditions.False(p.Reason, p.Message))
 		return st
 	}
 	st.ObservedGeneration = gen

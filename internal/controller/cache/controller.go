@@ -30,21 +30,22 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/priority"
+	"github.com/steward-dev/steward/internal/rollout"
+	"github.com/steward-dev/steward/internal/status"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
@@ -97,12 +98,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if err != nil {
 		// Retried with backoff; meanwhile the status says what fails.
-		obs = observed{problem: &problem{reason: v1alpha1.ReasonReconcileError, message: err.Error()}}
+		obs = observed{problem: &conditions.Problem{Reason: v1alpha1.ReasonReconcileError, Message: err.Error()}}
 	}
 
-	status := computeStatus(c, obs)
-	r.announce(c, obs, &status)
-	if werr := r.writeStatus(ctx, c, status); werr != nil {
+	next := computeStatus(c, obs)
+	r.announce(c, obs, &next)
+	if werr := status.Write(ctx, r.Client, c, &c.Status, next); werr != nil {
 		return ctrl.Result{}, errors.Join(err, werr)
 	}
 	if err != nil {
@@ -170,7 +171,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, c *v1alpha1.Cache) (
 		before := replicasOf(ch.live)
 		if err := applier.Apply(ctx, ch.desired, ch.live, c.UID); err != nil {
 			if reason, ok := apply.UserError(err); ok {
-				return observed{problem: &problem{reason: reason, message: err.Error()}}, nil
+				return observed{problem: &conditions.Problem{Reason: reason, Message: err.Error()}}, nil
 			}
 			return observed{}, err
 		}
@@ -182,11 +183,11 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, c *v1alpha1.Cache) (
 	switch w := workload.(type) {
 	case *appsv1.Deployment:
 		if w.UID != "" {
-			obs.workload = fromDeployment(w)
+			obs.workload = new(rollout.OfDeployment(w))
 		}
 	case *appsv1.StatefulSet:
 		if w.UID != "" {
-			obs.workload = fromStatefulSet(w)
+			obs.workload = new(rollout.OfStatefulSet(w))
 		}
 	}
 	return obs, nil
@@ -237,20 +238,6 @@ func nodes(pods *corev1.PodList) []string {
 	}
 	slices.Sort(nodes)
 	return nodes
-}
-
-// writeStatus patches the status subresource, and only when it changed.
-func (r *Reconciler) writeStatus(ctx context.Context, c *v1alpha1.Cache, status v1alpha1.CacheStatus) error {
-	if equality.Semantic.DeepEqual(c.Status, status) {
-		return nil
-	}
-	orig := c.DeepCopy()
-	c.Status = status
-	if err := r.Client.Status().Patch(ctx, c, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("writing status of Cache %s: %w", c.Name, err)
-	}
-	log.FromContext(ctx).V(1).Info("Status updated", "phase", status.Phase, "ready", status.ReadyReplicas)
-	return nil
 }
 
 // podToCache maps a pod to the Cache it belongs to, by its label.

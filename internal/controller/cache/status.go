@@ -20,24 +20,24 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/rollout"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // observed is what a reconcile saw of a Cache's children.
 type observed struct {
 	// workload is the Deployment or StatefulSet, nil when it does not exist yet.
-	workload *workload
+	workload *rollout.State
 	// nodes are the names of the memcached pods, sorted.
 	nodes []string
 	// problem is something the user must fix, such as a name conflict, or nil.
-	problem *problem
+	problem *conditions.Problem
 	// scaledFrom is the workload's replica count before this reconcile
 	// changed it, or nil when it did not.
 	scaledFrom *int32
@@ -46,63 +46,6 @@ type observed struct {
 	stuck *stuckpods.Problem
 	// recheck is when a pod that cannot start reaches that timeout, or 0.
 	recheck time.Duration
-}
-
-// problem is a condition reason and message for something the user must fix
-// or a request that failed.
-type problem struct {
-	reason, message string
-}
-
-// workload is what status needs of a Deployment or a StatefulSet.
-type workload struct {
-	kind, name string
-	// want is the workload's desired replica count.
-	want int32
-	// current is true once the workload's controller has seen its latest spec.
-	current                             bool
-	replicas, updated, ready, available int32
-	// failure is the workload's own report of a failed rollout, or "".
-	failure, failureReason string
-	// complete is true when the workload itself says its rollout completed.
-	complete bool
-}
-
-// fromDeployment reads a Deployment's status.
-func fromDeployment(dep *appsv1.Deployment) *workload {
-	w := &workload{
-		kind: "Deployment", name: dep.Name, want: 1,
-		current:  dep.Status.ObservedGeneration >= dep.Generation,
-		replicas: dep.Status.Replicas, updated: dep.Status.UpdatedReplicas,
-		ready: dep.Status.ReadyReplicas, available: dep.Status.AvailableReplicas,
-	}
-	if dep.Spec.Replicas != nil {
-		w.want = *dep.Spec.Replicas
-	}
-	for _, c := range dep.Status.Conditions {
-		switch {
-		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse,
-			c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
-			w.failure, w.failureReason = c.Message, c.Reason
-		case c.Type == appsv1.DeploymentProgressing && c.Reason == "NewReplicaSetAvailable":
-			w.complete = true
-		}
-	}
-	return w
-}
-
-// fromStatefulSet reads a StatefulSet's status.
-func fromStatefulSet(sts *appsv1.StatefulSet) *workload {
-	w := &workload{
-		kind: "StatefulSet", name: sts.Name, want: 1,
-		current:  sts.Status.ObservedGeneration >= sts.Generation,
-		replicas: sts.Status.Replicas, updated: sts.Status.UpdatedReplicas,
-		ready: sts.Status.ReadyReplicas, available: sts.Status.AvailableReplicas,
-	}
-	if sts.Spec.Replicas != nil {
-		w.want = *sts.Spec.Replicas
-	}
-	return w
 }
 
 // computeStatus derives a Cache's status from its spec, its previous status
@@ -120,7 +63,7 @@ func computeStatus(c *v1alpha1.Cache, obs observed) v1alpha1.CacheStatus {
 
 	if p := obs.problem; p != nil {
 		st.Phase = v1alpha1.CacheDegraded
-		setConditions(&st, gen, isFalse(p.reason, p.message), isFalse(p.reason, p.message), isTrue(p.reason, p.message))
+		conditions.Set(&st.Conditions, gen, conditions.False(p.Reason, p.Message), conditions.False(p.Reason, p.Message), conditions.True(p.Reason, p.Message))
 		return st
 	}
 	st.ObservedGeneration = gen
@@ -130,51 +73,50 @@ func computeStatus(c *v1alpha1.Cache, obs observed) v1alpha1.CacheStatus {
 		st.Phase = v1alpha1.CachePending
 		st.Replicas, st.ReadyReplicas = 0, 0
 		reason := notReadyReason(c)
-		setConditions(&st, gen,
-			isFalse(reason, "Waiting for the workload to be created"),
-			isTrue(reason, "Creating the workload"),
-			isFalse(v1alpha1.ReasonHealthy, ""))
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(reason, "Waiting for the workload to be created"),
+			conditions.True(reason, "Creating the workload"),
+			conditions.False(v1alpha1.ReasonHealthy, ""))
 		return st
 	}
-	st.Replicas, st.ReadyReplicas = w.replicas, w.ready
-	rolledOut := w.current && w.updated == w.want && w.replicas == w.want
-	available := rolledOut && w.ready >= w.want && w.available >= w.want
+	st.Replicas, st.ReadyReplicas = w.Replicas, w.Ready
+	rolledOut, available := w.RolledOut, w.Healthy
 
 	// A pod that cannot start says more than the workload's deadline.
 	if p := obs.stuck; p != nil && !available {
 		st.Phase = v1alpha1.CacheDegraded
-		setConditions(&st, gen, isFalse(p.Reason, p.Message), isFalse(p.Reason, p.Message), isTrue(p.Reason, p.Message))
+		conditions.Set(&st.Conditions, gen, conditions.False(p.Reason, p.Message), conditions.False(p.Reason, p.Message), conditions.True(p.Reason, p.Message))
 		return st
 	}
 
-	if w.failure != "" {
-		msg := fmt.Sprintf("%s %s: %s", w.kind, w.name, w.failure)
+	if w.Failed() {
+		msg := fmt.Sprintf("%s %s: %s", w.Kind, w.Name, w.Failure)
 		st.Phase = v1alpha1.CacheDegraded
-		setConditions(&st, gen, isFalse(w.failureReason, msg), isFalse(w.failureReason, msg), isTrue(w.failureReason, msg))
+		conditions.Set(&st.Conditions, gen, conditions.False(w.FailureReason, msg), conditions.False(w.FailureReason, msg), conditions.True(w.FailureReason, msg))
 		return st
 	}
 
 	switch {
 	case available:
 		st.Phase = v1alpha1.CacheRunning
-		setConditions(&st, gen,
-			isTrue(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d nodes ready", w.ready, w.want)),
-			isFalse(v1alpha1.ReasonRolloutComplete, ""),
-			isFalse(v1alpha1.ReasonHealthy, ""))
-	case rolledOut && (w.complete || c.Status.Phase == v1alpha1.CacheRunning || c.Status.Phase == v1alpha1.CacheDegraded):
+		conditions.Set(&st.Conditions, gen,
+			conditions.True(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d nodes ready", w.Ready, w.Want)),
+			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
+			conditions.False(v1alpha1.ReasonHealthy, ""))
+	case rolledOut && (w.Complete || c.Status.Phase == v1alpha1.CacheRunning || c.Status.Phase == v1alpha1.CacheDegraded):
 		// Every node runs the current spec, yet some are not available: they
 		// crashed or fail their probes after the rollout finished.
-		msg := fmt.Sprintf("%d of %d nodes available", w.available, w.want)
+		msg := fmt.Sprintf("%d of %d nodes available", w.Available, w.Want)
 		st.Phase = v1alpha1.CacheDegraded
-		setConditions(&st, gen,
-			isFalse(v1alpha1.ReasonUnavailable, msg),
-			isFalse(v1alpha1.ReasonRolloutComplete, ""),
-			isTrue(v1alpha1.ReasonUnavailable, msg))
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(v1alpha1.ReasonUnavailable, msg),
+			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
+			conditions.True(v1alpha1.ReasonUnavailable, msg))
 	default:
 		reason := notReadyReason(c)
-		progress := fmt.Sprintf("%d of %d nodes updated, %d ready", w.updated, w.want, w.ready)
+		progress := fmt.Sprintf("%d of %d nodes updated, %d ready", w.Updated, w.Want, w.Ready)
 		st.Phase = v1alpha1.CacheDeploying
-		setConditions(&st, gen, isFalse(reason, progress), isTrue(reason, progress), isFalse(v1alpha1.ReasonHealthy, ""))
+		conditions.Set(&st.Conditions, gen, conditions.False(reason, progress), conditions.True(reason, progress), conditions.False(v1alpha1.ReasonHealthy, ""))
 	}
 	return st
 }
@@ -191,30 +133,4 @@ func notReadyReason(c *v1alpha1.Cache) string {
 func neverReady(c *v1alpha1.Cache) bool {
 	r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
 	return r == nil || (r.Status != metav1.ConditionTrue && r.Reason == v1alpha1.ReasonCreating)
-}
-
-// cond is the status, reason and message of one condition.
-type cond struct {
-	status          metav1.ConditionStatus
-	reason, message string
-}
-
-func isTrue(reason, msg string) cond  { return cond{metav1.ConditionTrue, reason, msg} }
-func isFalse(reason, msg string) cond { return cond{metav1.ConditionFalse, reason, msg} }
-
-// setConditions sets Ready, Progressing and Degraded in one go, so no code
-// path can forget one of them.
-func setConditions(st *v1alpha1.CacheStatus, gen int64, ready, progressing, degraded cond) {
-	for _, c := range []struct {
-		t string
-		cond
-	}{
-		{v1alpha1.ConditionReady, ready},
-		{v1alpha1.ConditionProgressing, progressing},
-		{v1alpha1.ConditionDegraded, degraded},
-	} {
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-			Type: c.t, Status: c.status, Reason: c.reason, Message: c.message, ObservedGeneration: gen,
-		})
-	}
 }

@@ -25,11 +25,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/rollout"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // statefulSet is a three-node StatefulSet's status.
-func statefulSet(replicas, updated, ready int32) *workload {
+func statefulSet(replicas, updated, ready int32) *rollout.State {
 	const want int32 = 3
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "store", Generation: 2},
@@ -38,18 +40,18 @@ func statefulSet(replicas, updated, ready int32) *workload {
 			ObservedGeneration: 2, Replicas: replicas, UpdatedReplicas: updated, ReadyReplicas: ready, AvailableReplicas: ready,
 		},
 	}
-	return fromStatefulSet(sts)
+	return new(rollout.OfStatefulSet(sts))
 }
 
 func TestComputeStatus(t *testing.T) {
 	running := func(c *v1alpha1.Cache) {
 		c.Status.Phase = v1alpha1.CacheRunning
-		setConditions(&c.Status, 1, isTrue(v1alpha1.ReasonAvailable, ""), isFalse(v1alpha1.ReasonRolloutComplete, ""), isFalse(v1alpha1.ReasonHealthy, ""))
+		conditions.Set(&c.Status.Conditions, 1, conditions.True(v1alpha1.ReasonAvailable, ""), conditions.False(v1alpha1.ReasonRolloutComplete, ""), conditions.False(v1alpha1.ReasonHealthy, ""))
 	}
 	imagePull := &stuckpods.Problem{Reason: v1alpha1.ReasonImagePullFailing, Message: `pod store-0 container redis: ImagePullBackOff: Back-off pulling image "redis:nope"`}
 	stuck := func(c *v1alpha1.Cache) {
 		c.Status.Phase = v1alpha1.CacheDegraded
-		setConditions(&c.Status, 1, isFalse(imagePull.Reason, imagePull.Message), isFalse(imagePull.Reason, imagePull.Message), isTrue(imagePull.Reason, imagePull.Message))
+		conditions.Set(&c.Status.Conditions, 1, conditions.False(imagePull.Reason, imagePull.Message), conditions.False(imagePull.Reason, imagePull.Message), conditions.True(imagePull.Reason, imagePull.Message))
 	}
 	tests := []struct {
 		name   string
@@ -65,7 +67,7 @@ func TestComputeStatus(t *testing.T) {
 		{"node lost after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 3, 2)}, v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonUnavailable},
 		{"rolling out after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 1, 3)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
 		{"scaling up after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(2, 2, 2)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
-		{"problem", newCache(v1alpha1.EngineRedis, running), observed{problem: &problem{v1alpha1.ReasonNameConflict, "taken"}}, v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonNameConflict},
+		{"problem", newCache(v1alpha1.EngineRedis, running), observed{problem: &conditions.Problem{Reason: v1alpha1.ReasonNameConflict, Message: "taken"}}, v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonNameConflict},
 		{"a pod cannot start in the first rollout", newCache(v1alpha1.EngineRedis), observed{workload: statefulSet(1, 1, 0), stuck: imagePull},
 			v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonImagePullFailing},
 		{"a pod cannot start after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 3, 2), stuck: imagePull},
@@ -74,12 +76,12 @@ func TestComputeStatus(t *testing.T) {
 			v1alpha1.CacheRunning, metav1.ConditionTrue, v1alpha1.ReasonAvailable},
 		{"recovers once its pods start", newCache(v1alpha1.EngineRedis, stuck), observed{workload: statefulSet(3, 3, 3)},
 			v1alpha1.CacheRunning, metav1.ConditionTrue, v1alpha1.ReasonAvailable},
-		{"memcached stalled", newCache(v1alpha1.EngineMemcached), observed{workload: fromDeployment(&appsv1.Deployment{
+		{"memcached stalled", newCache(v1alpha1.EngineMemcached), observed{workload: new(rollout.OfDeployment(&appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Name: "sessions", Generation: 1},
 			Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Conditions: []appsv1.DeploymentCondition{
 				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "too slow"},
 			}},
-		})}, v1alpha1.CacheDegraded, metav1.ConditionFalse, "ProgressDeadlineExceeded"},
+		}))}, v1alpha1.CacheDegraded, metav1.ConditionFalse, "ProgressDeadlineExceeded"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/conditions"
 )
 
 // controllerRef is the owner reference of a Database's child.
@@ -99,7 +100,7 @@ func BootstrapRestore(db *v1alpha1.Database) *v1alpha1.Restore {
 // ready, and reads it until it succeeded. It returns nil when there is no
 // bootstrap to wait for: none asked, or done.
 func (r *Reconciler) reconcileBootstrap(ctx context.Context, db *v1alpha1.Database, applier apply.Applier,
-	sts *appsv1.StatefulSet) (*bootstrapState, *problem, error) {
+	sts *appsv1.StatefulSet) (*bootstrapState, *conditions.Problem, error) {
 	desired := BootstrapRestore(db)
 	if desired == nil || bootstrapped(db) {
 		return nil, nil, nil
@@ -121,7 +122,7 @@ func (r *Reconciler) reconcileBootstrap(ctx context.Context, db *v1alpha1.Databa
 // Database has been Ready (an earlier Backup would dump an empty or
 // half-restored database), and deletes it when spec.backup no longer asks
 // for it. It returns the live Backup, or nil.
-func (r *Reconciler) reconcileBackup(ctx context.Context, db *v1alpha1.Database, applier apply.Applier) (*v1alpha1.Backup, *problem, error) {
+func (r *Reconciler) reconcileBackup(ctx context.Context, db *v1alpha1.Database, applier apply.Applier) (*v1alpha1.Backup, *conditions.Problem, error) {
 	live := &v1alpha1.Backup{}
 	if err := r.get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.BackupName()}, live); err != nil {
 		return nil, nil, err

@@ -30,7 +30,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -40,14 +39,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/engine"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/priority"
+	"github.com/steward-dev/steward/internal/status"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
@@ -115,11 +115,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	obs, err := r.reconcileChildren(ctx, db)
 	if err != nil {
 		// Retried with backoff; meanwhile the status says what fails.
-		obs.problem = &problem{reason: v1alpha1.ReasonReconcileError, message: err.Error()}
+		obs.problem = &conditions.Problem{Reason: v1alpha1.ReasonReconcileError, Message: err.Error()}
 	}
-	status := computeStatus(db, obs)
-	r.announce(db, &status)
-	if werr := r.writeStatus(ctx, db, status); werr != nil {
+	next := computeStatus(db, obs)
+	r.announce(db, &next)
+	if werr := status.Write(ctx, r.Client, db, &db.Status, next); werr != nil {
 		return ctrl.Result{}, errors.Join(err, werr)
 	}
 	if err != nil {
@@ -231,7 +231,7 @@ type child struct {
 	live client.Object
 }
 
-func (r *Reconciler) applyChild(ctx context.Context, db *v1alpha1.Database, applier apply.Applier, c child) (*problem, error) {
+func (r *Reconciler) applyChild(ctx context.Context, db *v1alpha1.Database, applier apply.Applier, c child) (*conditions.Problem, error) {
 	key := client.ObjectKey{Namespace: db.Namespace, Name: db.Name}
 	if named, ok := c.desired.(interface{ GetName() *string }); ok && named.GetName() != nil {
 		key.Name = *named.GetName()
@@ -246,7 +246,7 @@ func (r *Reconciler) applyChild(ctx context.Context, db *v1alpha1.Database, appl
 	}
 	err := applier.Apply(ctx, c.desired, c.live, db.UID)
 	if reason, ok := apply.UserError(err); ok {
-		return &problem{reason: reason, message: err.Error()}, nil
+		return &conditions.Problem{Reason: reason, Message: err.Error()}, nil
 	}
 	return nil, err
 }
@@ -274,25 +274,11 @@ func templateClaimSize(sts *appsv1.StatefulSet, fallback resource.Quantity) reso
 
 // userProblem turns an error the user must fix into a problem with the
 // reason, and nil into nil.
-func userProblem(reason string, err error) *problem {
+func userProblem(reason string, err error) *conditions.Problem {
 	if err == nil {
 		return nil
 	}
-	return &problem{reason: reason, message: err.Error()}
-}
-
-// writeStatus patches the status subresource, and only when it changed.
-func (r *Reconciler) writeStatus(ctx context.Context, db *v1alpha1.Database, status v1alpha1.DatabaseStatus) error {
-	if equality.Semantic.DeepEqual(db.Status, status) {
-		return nil
-	}
-	orig := db.DeepCopy()
-	db.Status = status
-	if err := r.Client.Status().Patch(ctx, db, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("writing status of Database %s: %w", db.Name, err)
-	}
-	log.FromContext(ctx).V(1).Info("Status updated", "phase", status.Phase, "ready", status.ReadyReplicas)
-	return nil
+	return &conditions.Problem{Reason: reason, Message: err.Error()}
 }
 
 // byDatabaseLabel maps a pod or volume claim to the Database it belongs to.

@@ -28,6 +28,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/conditions"
 )
 
 // NewPassword returns a random password of 32 base32 characters (160 bits)
@@ -42,7 +43,7 @@ func NewPassword() string {
 // exist, and read back from the Secret ever after: a reconcile, an operator
 // restart or a re-created Database keeps it. A Secret left by a deleted
 // Database of the same name (deletion policy Retain) is adopted.
-func (r *Reconciler) reconcileCredentials(ctx context.Context, db *v1alpha1.Database, applier apply.Applier) (*problem, error) {
+func (r *Reconciler) reconcileCredentials(ctx context.Context, db *v1alpha1.Database, applier apply.Applier) (*conditions.Problem, error) {
 	owner, err := r.existingSecret(ctx, db, db.CredentialsName())
 	if err != nil {
 		return conflictProblem(err)
@@ -54,7 +55,7 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, db *v1alpha1.Data
 
 	username, password := db.Spec.Owner, string(owner.Data["password"])
 	if ref := db.Spec.CredentialsSecretRef; ref != nil {
-		var p *problem
+		var p *conditions.Problem
 		if username, password, p, err = r.userCredentials(ctx, db, ref.Name); p != nil || err != nil {
 			return p, err
 		}
@@ -81,7 +82,7 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, db *v1alpha1.Data
 		adopting := s.live.UID != "" && !isControlledBy(s.live, db)
 		if err := applier.Apply(ctx, Secret(db, s.live.Name, s.data), s.live, db.UID); err != nil {
 			if reason, ok := apply.UserError(err); ok {
-				return &problem{reason: reason, message: err.Error()}, nil
+				return &conditions.Problem{Reason: reason, Message: err.Error()}, nil
 			}
 			return nil, err
 		}
@@ -125,32 +126,32 @@ func (r *Reconciler) existingSecret(ctx context.Context, db *v1alpha1.Database, 
 // userCredentials reads the owner's password from the Secret the user
 // named. A username there must be spec.owner: the owner's name is checked at
 // admission and cannot change. Neither value is ever reported.
-func (r *Reconciler) userCredentials(ctx context.Context, db *v1alpha1.Database, name string) (string, string, *problem, error) {
+func (r *Reconciler) userCredentials(ctx context.Context, db *v1alpha1.Database, name string) (string, string, *conditions.Problem, error) {
 	s := &corev1.Secret{}
 	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: name}, s)
 	switch {
 	case apierrors.IsNotFound(err):
-		return "", "", &problem{reason: v1alpha1.ReasonCredentialsNotFound,
-			message: fmt.Sprintf("Secret %s named by spec.credentialsSecretRef does not exist", name)}, nil
+		return "", "", &conditions.Problem{Reason: v1alpha1.ReasonCredentialsNotFound,
+			Message: fmt.Sprintf("Secret %s named by spec.credentialsSecretRef does not exist", name)}, nil
 	case err != nil:
 		return "", "", nil, fmt.Errorf("reading Secret %s: %w", name, err)
 	}
 	user, pass := string(s.Data["username"]), string(s.Data["password"])
 	if pass == "" {
-		return "", "", &problem{reason: v1alpha1.ReasonCredentialsNotFound,
-			message: fmt.Sprintf("Secret %s named by spec.credentialsSecretRef needs the key password", name)}, nil
+		return "", "", &conditions.Problem{Reason: v1alpha1.ReasonCredentialsNotFound,
+			Message: fmt.Sprintf("Secret %s named by spec.credentialsSecretRef needs the key password", name)}, nil
 	}
 	if user != "" && user != db.Spec.Owner {
-		return "", "", &problem{reason: v1alpha1.ReasonCredentialsNotFound, message: fmt.Sprintf(
+		return "", "", &conditions.Problem{Reason: v1alpha1.ReasonCredentialsNotFound, Message: fmt.Sprintf(
 			"Secret %s named by spec.credentialsSecretRef has a username other than spec.owner %s; remove it or make them equal",
 			name, db.Spec.Owner)}, nil
 	}
 	return db.Spec.Owner, pass, nil, nil
 }
 
-func conflictProblem(err error) (*problem, error) {
+func conflictProblem(err error) (*conditions.Problem, error) {
 	if reason, ok := apply.UserError(err); ok {
-		return &problem{reason: reason, message: err.Error()}, nil
+		return &conditions.Problem{Reason: reason, Message: err.Error()}, nil
 	}
 	return nil, err
 }

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/engine"
 )
 
@@ -33,7 +34,7 @@ import (
 //
 // Nothing is rendered or applied meanwhile: the pods keep running the
 // configuration they have.
-func invalidParameters(db *v1alpha1.Database, eng engine.Engine) *problem {
+func invalidParameters(db *v1alpha1.Database, eng engine.Engine) *conditions.Problem {
 	bad := engine.CheckParameters(eng, db.Spec.Parameters)
 	if len(bad) == 0 {
 		return nil
@@ -42,5 +43,5 @@ func invalidParameters(db *v1alpha1.Database, eng engine.Engine) *problem {
 	for i, p := range bad {
 		msgs[i] = "spec.parameters." + p.Key + ": " + p.Err.Error()
 	}
-	return &problem{reason: v1alpha1.ReasonInvalidParameters, message: strings.Join(msgs, "; ")}
+	return &conditions.Problem{Reason: v1alpha1.ReasonInvalidParameters, Message: strings.Join(msgs, "; ")}
 }

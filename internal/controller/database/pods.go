@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/engine"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
@@ -165,7 +166,7 @@ func (r *Reconciler) growVolumes(ctx context.Context, db *v1alpha1.Database) (*s
 			allowed[class] = ok
 		}
 		if !ok {
-			state.problem = &problem{reason: v1alpha1.ReasonExpansionNotSupported, message: fmt.Sprintf(
+			state.problem = &conditions.Problem{Reason: v1alpha1.ReasonExpansionNotSupported, Message: fmt.Sprintf(
 				"volume %s cannot grow from %s to %s: storage class %q does not allow volume expansion",
 				pvc.Name, requested.String(), want.String(), class)}
 			return state, nil

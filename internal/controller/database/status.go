@@ -31,6 +31,7 @@ import (
 	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/engine"
 	"github.com/steward-dev/steward/internal/metrics"
+	"github.com/steward-dev/steward/internal/rollout"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
@@ -41,9 +42,9 @@ type observed struct {
 	// storage is the state of volume expansion, nil when nothing grows.
 	storage *storageState
 	// blocked is set when a version change is refused.
-	blocked *problem
+	blocked *conditions.Problem
 	// problem is something the user must fix, or a failing request.
-	problem *problem
+	problem *conditions.Problem
 	// bootstrap is the bootstrap restore, nil when none is pending.
 	bootstrap *bootstrapState
 	// backup is the Backup that spec.backup asks for, nil when none exists.
@@ -61,21 +62,16 @@ type bootstrapState struct {
 	restore *v1alpha1.Restore
 }
 
-// problem is a condition reason and message.
-type problem struct {
-	reason, message string
-}
-
 // storageState counts volumes that are smaller than spec.storage.size.
 type storageState struct {
 	// growing volumes have been asked to grow and have not yet.
 	growing int
-	problem *problem
+	problem *conditions.Problem
 }
 
 // validate checks what admission cannot: the engine's own rules, of which
 // the CRD's validation covers the common cases.
-func validate(db *v1alpha1.Database, eng engine.Engine) *problem {
+func validate(db *v1alpha1.Database, eng engine.Engine) *conditions.Problem {
 	var controlled []string
 	for k := range db.Spec.Parameters {
 		if eng.Controlled(k) {
@@ -83,8 +79,8 @@ func validate(db *v1alpha1.Database, eng engine.Engine) *problem {
 		}
 	}
 	if len(controlled) > 0 {
-		return &problem{reason: v1alpha1.ReasonInvalidParameters,
-			message: fmt.Sprintf("parameters %s are set by Steward and cannot be overridden", strings.Join(slices.Sorted(slices.Values(controlled)), ", "))}
+		return &conditions.Problem{Reason: v1alpha1.ReasonInvalidParameters,
+			Message: fmt.Sprintf("parameters %s are set by Steward and cannot be overridden", strings.Join(slices.Sorted(slices.Values(controlled)), ", "))}
 	}
 	major := Major(db.Spec.Engine, db.Spec.Version)
 	for _, v := range eng.Versions() {
@@ -92,14 +88,14 @@ func validate(db *v1alpha1.Database, eng engine.Engine) *problem {
 			return nil
 		}
 	}
-	return &problem{reason: v1alpha1.ReasonInvalidSpec,
-		message: fmt.Sprintf("%s version %s is not supported; supported: %s", db.Spec.Engine, db.Spec.Version, strings.Join(eng.Versions(), ", "))}
+	return &conditions.Problem{Reason: v1alpha1.ReasonInvalidSpec,
+		Message: fmt.Sprintf("%s version %s is not supported; supported: %s", db.Spec.Engine, db.Spec.Version, strings.Join(eng.Versions(), ", "))}
 }
 
 // upgradeBlocked refuses a change of major version: the data files of one
 // major cannot be opened by the next. The running version is the one the
 // StatefulSet was last applied with.
-func upgradeBlocked(db *v1alpha1.Database, sts *appsv1.StatefulSet) *problem {
+func upgradeBlocked(db *v1alpha1.Database, sts *appsv1.StatefulSet) *conditions.Problem {
 	if sts == nil {
 		return nil
 	}
@@ -107,7 +103,7 @@ func upgradeBlocked(db *v1alpha1.Database, sts *appsv1.StatefulSet) *problem {
 	if running == "" || Major(db.Spec.Engine, running) == Major(db.Spec.Engine, db.Spec.Version) {
 		return nil
 	}
-	return &problem{reason: v1alpha1.ReasonUpgradeBlocked, message: fmt.Sprintf(
+	return &conditions.Problem{Reason: v1alpha1.ReasonUpgradeBlocked, Message: fmt.Sprintf(
 		"Version %s runs; %s is a new major version, which cannot be upgraded in place. "+
 			"Take a backup, create a new Database with version %s and spec.bootstrap.fromBackup naming it, "+
 			"then move the applications over; or set spec.version back to %s. Nothing was changed.",
@@ -146,11 +142,11 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 	if b := obs.blocked; b != nil {
 		st.ObservedGeneration = gen
 		st.Phase = v1alpha1.DatabaseBlocked
-		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionUpgradeBlocked, conditions.True(b.reason, b.message))
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionUpgradeBlocked, conditions.True(b.Reason, b.Message))
 		conditions.Set(&st.Conditions, gen,
-			conditions.False(b.reason, b.message),
-			conditions.False(b.reason, b.message),
-			conditions.True(b.reason, b.message))
+			conditions.False(b.Reason, b.Message),
+			conditions.False(b.Reason, b.Message),
+			conditions.True(b.Reason, b.Message))
 		return st
 	}
 	conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionUpgradeBlocked, conditions.False(v1alpha1.ReasonNoUpgradePending, ""))
@@ -158,9 +154,9 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 	if p := obs.problem; p != nil {
 		st.Phase = v1alpha1.DatabaseDegraded
 		conditions.Set(&st.Conditions, gen,
-			conditions.False(p.reason, p.message),
-			conditions.False(p.reason, p.message),
-			conditions.True(p.reason, p.message))
+			conditions.False(p.Reason, p.Message),
+			conditions.False(p.Reason, p.Message),
+			conditions.True(p.Reason, p.Message))
 		return st
 	}
 	st.ObservedGeneration = gen
@@ -179,17 +175,16 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 		return st
 	}
 
-	s := sts.Status
-	rolledOut := s.ObservedGeneration >= sts.Generation && s.Replicas == want && s.UpdatedReplicas == want &&
-		(s.UpdateRevision == "" || s.CurrentRevision == s.UpdateRevision)
+	s := rollout.OfStatefulSet(sts)
+	rolledOut := s.RolledOut && s.Want == want
 	growing := obs.storage != nil && obs.storage.growing > 0
-	progress := fmt.Sprintf("%d of %d instances updated, %d ready", s.UpdatedReplicas, want, s.ReadyReplicas)
+	progress := fmt.Sprintf("%d of %d instances updated, %d ready", s.Updated, want, s.Ready)
 	switch {
-	case rolledOut && s.ReadyReplicas >= want && !growing:
+	case rolledOut && s.Healthy && !growing:
 		st.Phase = v1alpha1.DatabaseRunning
 		st.Version = db.Spec.Version
 		conditions.Set(&st.Conditions, gen,
-			conditions.True(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d instances ready", s.ReadyReplicas, want)),
+			conditions.True(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d instances ready", s.Ready, want)),
 			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
 			conditions.False(v1alpha1.ReasonHealthy, ""))
 	case obs.stuck != nil:
@@ -200,10 +195,10 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 			conditions.False(p.Reason, p.Message),
 			conditions.False(p.Reason, p.Message),
 			conditions.True(p.Reason, p.Message))
-	case rolledOut && s.ReadyReplicas < want && everReady(db):
+	case rolledOut && s.Ready < want && everReady(db):
 		// Every instance runs the current spec, yet some are not ready:
 		// they crashed or fail their probes.
-		msg := fmt.Sprintf("%d of %d instances ready", s.ReadyReplicas, want)
+		msg := fmt.Sprintf("%d of %d instances ready", s.Ready, want)
 		st.Phase = v1alpha1.DatabaseDegraded
 		conditions.Set(&st.Conditions, gen,
 			conditions.False(v1alpha1.ReasonUnavailable, msg),

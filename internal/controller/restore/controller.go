@@ -28,7 +28,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -43,7 +42,9 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/backup/jobs"
+	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/status"
 )
 
 // retryWaiting is how long to wait before looking again at a source or
@@ -86,9 +87,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	status := computeStatus(rs, obs)
-	r.announce(rs, &status)
-	if err := r.writeStatus(ctx, rs, status); err != nil {
+	next := computeStatus(rs, obs)
+	r.announce(rs, &next)
+	if err := status.Write(ctx, r.Client, rs, &rs.Status, next); err != nil {
 		return ctrl.Result{}, err
 	}
 	if obs.waiting != nil {
@@ -116,7 +117,7 @@ func (r *Reconciler) observe(ctx context.Context, rs *v1alpha1.Restore) (observe
 		if err := applier.Apply(ctx, Job(rs, run), job, rs.UID); err != nil {
 			var conflict *apply.Conflict
 			if errors.As(err, &conflict) {
-				return observed{refused: &problem{reason: v1alpha1.ReasonApplyFailed, message: err.Error()}}, nil
+				return observed{refused: &conditions.Problem{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}}, nil
 			}
 			return observed{}, err
 		}
@@ -151,8 +152,7 @@ func (r *Reconciler) resolve(ctx context.Context, rs *v1alpha1.Restore) (jobs.Ru
 		b := &v1alpha1.Backup{}
 		found, err := r.get(ctx, rs.Namespace, src.BackupRef.Name, b)
 		if err != nil || !found {
-			return run, observed{waiting: &problem{v1alpha1.ReasonWaitingForBackup,
-				fmt.Sprintf("Waiting for Backup %s, which does not exist", src.BackupRef.Name)}}, err
+			return run, observed{waiting: &conditions.Problem{Reason: v1alpha1.ReasonWaitingForBackup, Message: fmt.Sprintf("Waiting for Backup %s, which does not exist", src.BackupRef.Name)}}, err
 		}
 		run.Destination = b.Spec.Destination
 	case src.Destination != nil:
@@ -165,8 +165,7 @@ func (r *Reconciler) resolve(ctx context.Context, rs *v1alpha1.Restore) (jobs.Ru
 		db := &v1alpha1.Database{}
 		found, err := r.get(ctx, rs.Namespace, tgt.DatabaseRef.Name, db)
 		if err != nil || !found {
-			return run, observed{waiting: &problem{v1alpha1.ReasonWaitingForDatabase,
-				fmt.Sprintf("Waiting for Database %s, which does not exist", tgt.DatabaseRef.Name)}}, err
+			return run, observed{waiting: &conditions.Problem{Reason: v1alpha1.ReasonWaitingForDatabase, Message: fmt.Sprintf("Waiting for Database %s, which does not exist", tgt.DatabaseRef.Name)}}, err
 		}
 		if p := refusal(CheckType(rs, db)); p != nil {
 			return run, observed{refused: p}, nil
@@ -200,18 +199,18 @@ func (r *Reconciler) resolve(ctx context.Context, rs *v1alpha1.Restore) (jobs.Ru
 
 // refusal turns a target the Restore can never write into a problem, and
 // nil into nil.
-func refusal(err error) *problem {
+func refusal(err error) *conditions.Problem {
 	if err == nil {
 		return nil
 	}
-	return &problem{v1alpha1.ReasonTargetMismatch, err.Error()}
+	return &conditions.Problem{Reason: v1alpha1.ReasonTargetMismatch, Message: err.Error()}
 }
 
 // notReady says why a Database cannot take the restore yet. A Database
 // takes restores once Ready, except its own bootstrap restore: that one
 // runs as soon as an instance is up, since the Database only becomes Ready
 // after it.
-func notReady(rs *v1alpha1.Restore, db *v1alpha1.Database) *problem {
+func notReady(rs *v1alpha1.Restore, db *v1alpha1.Database) *conditions.Problem {
 	ready := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionReady)
 	if ready != nil && ready.Status == metav1.ConditionTrue {
 		return nil
@@ -220,14 +219,13 @@ func notReady(rs *v1alpha1.Restore, db *v1alpha1.Database) *problem {
 		if db.Status.ReadyReplicas >= 1 {
 			return nil
 		}
-		return &problem{v1alpha1.ReasonWaitingForDatabase,
-			fmt.Sprintf("Waiting for an instance of Database %s to be ready", db.Name)}
+		return &conditions.Problem{Reason: v1alpha1.ReasonWaitingForDatabase, Message: fmt.Sprintf("Waiting for an instance of Database %s to be ready", db.Name)}
 	}
 	why := "it has no status yet"
 	if ready != nil {
 		why = fmt.Sprintf("it is %s", ready.Reason)
 	}
-	return &problem{v1alpha1.ReasonWaitingForDatabase, fmt.Sprintf("Waiting for Database %s to be Ready: %s", db.Name, why)}
+	return &conditions.Problem{Reason: v1alpha1.ReasonWaitingForDatabase, Message: fmt.Sprintf("Waiting for Database %s to be Ready: %s", db.Name, why)}
 }
 
 // get reads from the cache and reports whether the object exists.
@@ -237,20 +235,6 @@ func (r *Reconciler) get(ctx context.Context, ns, name string, obj client.Object
 		return false, fmt.Errorf("reading %T %s: %w", obj, name, err)
 	}
 	return err == nil, nil
-}
-
-// writeStatus patches the status subresource, and only when it changed.
-func (r *Reconciler) writeStatus(ctx context.Context, rs *v1alpha1.Restore, status v1alpha1.RestoreStatus) error {
-	if equality.Semantic.DeepEqual(rs.Status, status) {
-		return nil
-	}
-	orig := rs.DeepCopy()
-	rs.Status = status
-	if err := r.Client.Status().Patch(ctx, rs, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("writing status of Restore %s: %w", rs.Name, err)
-	}
-	log.FromContext(ctx).V(1).Info("Status updated", "phase", status.Phase)
-	return nil
 }
 
 // byRestoreLabel maps a restore pod to its Restore.

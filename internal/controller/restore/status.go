@@ -32,20 +32,15 @@ import (
 // observed is what a reconcile saw of a Restore's source, target and Job.
 type observed struct {
 	// waiting is set while the source or target does not resolve yet.
-	waiting *problem
+	waiting *conditions.Problem
 	// refused is set when the spec can never succeed.
-	refused *problem
+	refused *conditions.Problem
 	// job is the restore Job, nil before it exists.
 	job *batchv1.Job
 	// result is the run's result, once its pod reported one.
 	result *dump.Result
 	// podEnded is set when the pod ended without a readable result.
 	podEnded error
-}
-
-// problem is a condition reason and message.
-type problem struct {
-	reason, message string
 }
 
 // computeStatus derives a Restore's status from its previous status and
@@ -70,13 +65,13 @@ func computeStatus(r *v1alpha1.Restore, obs observed) v1alpha1.RestoreStatus {
 		return st
 	}
 	if p := obs.refused; p != nil {
-		return failed(p.reason, p.message, nil)
+		return failed(p.Reason, p.Message, nil)
 	}
 	if p := obs.waiting; p != nil {
 		st.Phase = v1alpha1.RestorePending
 		conditions.Set(&st.Conditions, gen,
-			conditions.False(p.reason, p.message),
-			conditions.True(p.reason, p.message),
+			conditions.False(p.Reason, p.Message),
+			conditions.True(p.Reason, p.Message),
 			conditions.False(v1alpha1.ReasonHealthy, ""))
 		return st
 	}

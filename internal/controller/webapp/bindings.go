@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/conditions"
 )
 
 // Field indexes on WebApps, so a Database or Cache event finds the WebApps
@@ -113,7 +114,7 @@ func cacheAddress(c *v1alpha1.Cache) (host, port string) {
 // Ready while the Deployment does not carry its binding yet. A Deployment
 // already bound keeps running and being reconciled while its Database or
 // Cache is briefly not Ready, for example during its own rollout.
-func (r *Reconciler) resolveBindings(ctx context.Context, app *v1alpha1.WebApp) (Bindings, *problem, error) {
+func (r *Reconciler) resolveBindings(ctx context.Context, app *v1alpha1.WebApp) (Bindings, *conditions.Problem, error) {
 	var b Bindings
 	if app.Spec.Database == nil && app.Spec.Cache == nil {
 		return b, nil, nil
@@ -128,9 +129,9 @@ func (r *Reconciler) resolveBindings(ctx context.Context, app *v1alpha1.WebApp) 
 		err := r.Client.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: bind.Ref}, db)
 		switch {
 		case apierrors.IsNotFound(err):
-			return b, &problem{
-				reason:  v1alpha1.ReasonDatabaseNotFound,
-				message: fmt.Sprintf("Database %s does not exist", bind.Ref),
+			return b, &conditions.Problem{
+				Reason:  v1alpha1.ReasonDatabaseNotFound,
+				Message: fmt.Sprintf("Database %s does not exist", bind.Ref),
 			}, nil
 		case err != nil:
 			return b, nil, fmt.Errorf("reading Database %s: %w", bind.Ref, err)
@@ -139,9 +140,9 @@ func (r *Reconciler) resolveBindings(ctx context.Context, app *v1alpha1.WebApp) 
 			return e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == credentialsName(app)
 		})
 		if why, ok := notReady(db.Status.Conditions, db.Generation, db.Status.ObservedGeneration); !ok && !bound {
-			return b, &problem{
-				reason:  v1alpha1.ReasonWaitingForDatabase,
-				message: fmt.Sprintf("Waiting for Database %s to be Ready (%s)", bind.Ref, why),
+			return b, &conditions.Problem{
+				Reason:  v1alpha1.ReasonWaitingForDatabase,
+				Message: fmt.Sprintf("Waiting for Database %s to be Ready (%s)", bind.Ref, why),
 			}, nil
 		}
 	}
@@ -151,9 +152,9 @@ func (r *Reconciler) resolveBindings(ctx context.Context, app *v1alpha1.WebApp) 
 		err := r.Client.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: bind.Ref}, c)
 		switch {
 		case apierrors.IsNotFound(err):
-			return b, &problem{
-				reason:  v1alpha1.ReasonCacheNotFound,
-				message: fmt.Sprintf("Cache %s does not exist", bind.Ref),
+			return b, &conditions.Problem{
+				Reason:  v1alpha1.ReasonCacheNotFound,
+				Message: fmt.Sprintf("Cache %s does not exist", bind.Ref),
 			}, nil
 		case err != nil:
 			return b, nil, fmt.Errorf("reading Cache %s: %w", bind.Ref, err)
@@ -161,9 +162,9 @@ func (r *Reconciler) resolveBindings(ctx context.Context, app *v1alpha1.WebApp) 
 		host, _ := cacheAddress(c)
 		bound := hasEnv(dep, bind.Prefix+"CACHE_HOST", func(e corev1.EnvVar) bool { return e.Value == host })
 		if why, ok := notReady(c.Status.Conditions, c.Generation, c.Status.ObservedGeneration); !ok && !bound {
-			return b, &problem{
-				reason:  v1alpha1.ReasonWaitingForCache,
-				message: fmt.Sprintf("Waiting for Cache %s to be Ready (%s)", bind.Ref, why),
+			return b, &conditions.Problem{
+				Reason:  v1alpha1.ReasonWaitingForCache,
+				Message: fmt.Sprintf("Waiting for Cache %s to be Ready (%s)", bind.Ref, why),
 			}, nil
 		}
 		b.Cache = c

@@ -37,6 +37,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appconfig"
+	"github.com/steward-dev/steward/internal/conditions"
 )
 
 // configIndex indexes WebApps by the AppConfigs their spec.config names.
@@ -56,16 +57,16 @@ type configUse struct {
 // AppConfig assigns it. It returns what the WebApp waits for when an
 // AppConfig does not exist, has no revision yet, or lacks a key the WebApp
 // uses; the Deployment is then left as it is.
-func (r *Reconciler) resolveConfig(ctx context.Context, app *v1alpha1.WebApp) ([]configUse, *problem, error) {
+func (r *Reconciler) resolveConfig(ctx context.Context, app *v1alpha1.WebApp) ([]configUse, *conditions.Problem, error) {
 	var uses []configUse
 	for _, use := range app.Spec.Config {
 		ac := &v1alpha1.AppConfig{}
 		err := r.Client.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: use.AppConfig}, ac)
 		switch {
 		case apierrors.IsNotFound(err):
-			return nil, &problem{
-				reason:  v1alpha1.ReasonAppConfigNotFound,
-				message: fmt.Sprintf("AppConfig %s does not exist", use.AppConfig),
+			return nil, &conditions.Problem{
+				Reason:  v1alpha1.ReasonAppConfigNotFound,
+				Message: fmt.Sprintf("AppConfig %s does not exist", use.AppConfig),
 			}, nil
 		case err != nil:
 			return nil, nil, fmt.Errorf("reading AppConfig %s: %w", use.AppConfig, err)
@@ -76,9 +77,9 @@ func (r *Reconciler) resolveConfig(ctx context.Context, app *v1alpha1.WebApp) ([
 			if c := meta.FindStatusCondition(ac.Status.Conditions, v1alpha1.ConditionReady); c != nil && c.Status != "True" {
 				why = c.Message
 			}
-			return nil, &problem{
-				reason:  v1alpha1.ReasonWaitingForAppConfig,
-				message: fmt.Sprintf("Waiting for AppConfig %s: %s", use.AppConfig, why),
+			return nil, &conditions.Problem{
+				Reason:  v1alpha1.ReasonWaitingForAppConfig,
+				Message: fmt.Sprintf("Waiting for AppConfig %s: %s", use.AppConfig, why),
 			}, nil
 		}
 		name := ac.RevisionName(rev)
@@ -93,9 +94,9 @@ func (r *Reconciler) resolveConfig(ctx context.Context, app *v1alpha1.WebApp) ([
 			if !apierrors.IsNotFound(err) {
 				return nil, nil, fmt.Errorf("reading ConfigMap %s: %w", name, err)
 			}
-			return nil, &problem{
-				reason:  v1alpha1.ReasonWaitingForAppConfig,
-				message: fmt.Sprintf("Waiting for AppConfig %s: revision %s is not rendered yet", use.AppConfig, rev),
+			return nil, &conditions.Problem{
+				Reason:  v1alpha1.ReasonWaitingForAppConfig,
+				Message: fmt.Sprintf("Waiting for AppConfig %s: revision %s is not rendered yet", use.AppConfig, rev),
 			}, nil
 		}
 		cu := configUse{use: use, name: name, rev: appconfig.ReadRevision(cm)}
@@ -106,9 +107,9 @@ func (r *Reconciler) resolveConfig(ctx context.Context, app *v1alpha1.WebApp) ([
 			}
 		}
 		if len(missing) > 0 {
-			return nil, &problem{
-				reason:  v1alpha1.ReasonMissingConfigKey,
-				message: fmt.Sprintf("AppConfig %s (revision %s) has no key %s", use.AppConfig, rev, strings.Join(missing, ", ")),
+			return nil, &conditions.Problem{
+				Reason:  v1alpha1.ReasonMissingConfigKey,
+				Message: fmt.Sprintf("AppConfig %s (revision %s) has no key %s", use.AppConfig, rev, strings.Join(missing, ", ")),
 			}, nil
 		}
 		cu.hash = cu.rev.Hash(use.Keys)

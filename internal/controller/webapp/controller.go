@@ -30,7 +30,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,15 +40,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appconfig"
 	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/priority"
+	"github.com/steward-dev/steward/internal/status"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
@@ -133,32 +133,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if waiting == nil {
 		if obs, err = r.reconcileChildren(ctx, app, bindings); err != nil {
 			// Retried with backoff; meanwhile the status says what fails.
-			obs = observed{problem: &problem{reason: v1alpha1.ReasonReconcileError, message: err.Error()}}
+			obs = observed{problem: &conditions.Problem{Reason: v1alpha1.ReasonReconcileError, Message: err.Error()}}
 		}
 	}
 
-	status := computeStatus(app, obs)
-	if wait := settleDelay(app, status, time.Now()); wait > 0 {
+	next := computeStatus(app, obs)
+	if wait := settleDelay(app, next, time.Now()); wait > 0 {
 		if obs.recheck > 0 {
 			wait = min(wait, obs.recheck)
 		}
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	r.announce(app, &status)
-	if werr := r.writeStatus(ctx, app, status); werr != nil {
+	r.announce(app, &next)
+	if werr := status.Write(ctx, r.Client, app, &app.Status, next); werr != nil {
 		return ctrl.Result{}, errors.Join(err, werr)
 	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: retryDelay(obs, status, time.Now())}, nil
+	return ctrl.Result{RequeueAfter: retryDelay(obs, next, time.Now())}, nil
 }
 
 // checkPullSecrets returns what the WebApp waits for when an image pull
 // Secret it names does not exist. Pods could not pull their image, so the
 // Deployment is left as it is until the Secret appears. Only the Secrets'
 // metadata is read.
-func (r *Reconciler) checkPullSecrets(ctx context.Context, app *v1alpha1.WebApp) (*problem, error) {
+func (r *Reconciler) checkPullSecrets(ctx context.Context, app *v1alpha1.WebApp) (*conditions.Problem, error) {
 	var missing []string
 	for _, ref := range app.Spec.ImagePullSecrets {
 		secret := &metav1.PartialObjectMetadata{}
@@ -174,9 +174,9 @@ func (r *Reconciler) checkPullSecrets(ctx context.Context, app *v1alpha1.WebApp)
 	if len(missing) == 0 {
 		return nil, nil
 	}
-	return &problem{
-		reason:  v1alpha1.ReasonWaitingForPullSecret,
-		message: fmt.Sprintf("Waiting for image pull Secret %s to exist", strings.Join(missing, ", ")),
+	return &conditions.Problem{
+		Reason:  v1alpha1.ReasonWaitingForPullSecret,
+		Message: fmt.Sprintf("Waiting for image pull Secret %s to exist", strings.Join(missing, ", ")),
 	}, nil
 }
 
@@ -251,7 +251,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp
 		}
 		if err := applier.Apply(ctx, c.desired, c.live, app.UID); err != nil {
 			if reason, ok := apply.UserError(err); ok {
-				return observed{problem: &problem{reason: reason, message: err.Error()}}, nil
+				return observed{problem: &conditions.Problem{Reason: reason, Message: err.Error()}}, nil
 			}
 			return observed{}, err
 		}
@@ -289,20 +289,6 @@ func podToWebApp(_ context.Context, pod client.Object) []reconcile.Request {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}}}
-}
-
-// writeStatus patches the status subresource, and only when it changed.
-func (r *Reconciler) writeStatus(ctx context.Context, app *v1alpha1.WebApp, status v1alpha1.WebAppStatus) error {
-	if equality.Semantic.DeepEqual(app.Status, status) {
-		return nil
-	}
-	orig := app.DeepCopy()
-	app.Status = status
-	if err := r.Client.Status().Patch(ctx, app, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("writing status of WebApp %s: %w", app.Name, err)
-	}
-	log.FromContext(ctx).V(1).Info("Status updated", "phase", status.Phase, "ready", status.ReadyReplicas)
-	return nil
 }
 
 // SetupWithManager registers the reconciler, watching WebApps, the children

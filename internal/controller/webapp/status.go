@@ -22,19 +22,14 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/rollout"
 	"github.com/steward-dev/steward/internal/stuckpods"
-)
-
-// Reasons a Deployment gives in its conditions that Steward passes on.
-const (
-	deploymentNewRSAvailable = "NewReplicaSetAvailable"
 )
 
 // observed is what a reconcile saw of a WebApp's children.
@@ -44,19 +39,14 @@ type observed struct {
 	// hpa is nil when the WebApp does not autoscale or it does not exist yet.
 	hpa *autoscalingv2.HorizontalPodAutoscaler
 	// problem is something the user must fix, such as a name conflict, or nil.
-	problem *problem
+	problem *conditions.Problem
 	// waiting is an object the WebApp needs that does not exist yet, or nil.
-	waiting *problem
+	waiting *conditions.Problem
 	// stuck is a pod that has been unable to start for the stuck pod
 	// timeout, or nil.
 	stuck *stuckpods.Problem
 	// recheck is when a pod that cannot start reaches that timeout, or 0.
 	recheck time.Duration
-}
-
-// problem is a condition reason and message for something the user must fix.
-type problem struct {
-	reason, message string
 }
 
 // computeStatus derives a WebApp's status from its spec, its previous status
@@ -71,20 +61,20 @@ func computeStatus(app *v1alpha1.WebApp, obs observed) v1alpha1.WebAppStatus {
 
 	if p := obs.problem; p != nil {
 		st.Phase = v1alpha1.WebAppDegraded
-		setConditions(&st, gen,
-			isFalse(p.reason, p.message),
-			isFalse(p.reason, p.message),
-			isTrue(p.reason, p.message))
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(p.Reason, p.Message),
+			conditions.False(p.Reason, p.Message),
+			conditions.True(p.Reason, p.Message))
 		return st
 	}
 	st.ObservedGeneration = gen
 
 	if w := obs.waiting; w != nil {
 		st.Phase = v1alpha1.WebAppPending
-		setConditions(&st, gen,
-			isFalse(w.reason, w.message),
-			isTrue(w.reason, w.message),
-			isFalse(v1alpha1.ReasonHealthy, ""))
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(w.Reason, w.Message),
+			conditions.True(w.Reason, w.Message),
+			conditions.False(v1alpha1.ReasonHealthy, ""))
 		return st
 	}
 
@@ -93,69 +83,62 @@ func computeStatus(app *v1alpha1.WebApp, obs observed) v1alpha1.WebAppStatus {
 		st.Phase = v1alpha1.WebAppPending
 		st.Replicas, st.ReadyReplicas, st.UpdatedReplicas = 0, 0, 0
 		reason := notReadyReason(app)
-		setConditions(&st, gen,
-			isFalse(reason, "Waiting for the Deployment to be created"),
-			isTrue(reason, "Creating the Deployment"),
-			isFalse(v1alpha1.ReasonHealthy, ""))
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(reason, "Waiting for the Deployment to be created"),
+			conditions.True(reason, "Creating the Deployment"),
+			conditions.False(v1alpha1.ReasonHealthy, ""))
 		return st
 	}
 
-	st.Replicas = dep.Status.Replicas
-	st.ReadyReplicas = dep.Status.ReadyReplicas
-	st.UpdatedReplicas = dep.Status.UpdatedReplicas
-	want := int32(1)
-	if dep.Spec.Replicas != nil {
-		want = *dep.Spec.Replicas
-	}
-
-	s := dep.Status
-	rolledOut := s.ObservedGeneration >= dep.Generation && s.UpdatedReplicas == want && s.Replicas == want
-	available := rolledOut && s.AvailableReplicas >= want && s.ReadyReplicas >= want
+	s := rollout.OfDeployment(dep)
+	st.Replicas, st.ReadyReplicas, st.UpdatedReplicas = s.Replicas, s.Ready, s.Updated
+	want := s.Want
+	rolledOut, available := s.RolledOut, s.Healthy
 
 	// A pod that cannot start says more than the Deployment's deadline.
 	if p := obs.stuck; p != nil && !available {
 		st.Phase = v1alpha1.WebAppDegraded
-		setConditions(&st, gen,
-			isFalse(p.Reason, p.Message),
-			isFalse(p.Reason, p.Message),
-			isTrue(p.Reason, p.Message))
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(p.Reason, p.Message),
+			conditions.False(p.Reason, p.Message),
+			conditions.True(p.Reason, p.Message))
 		return st
 	}
 
-	if c := failedDeploymentCondition(dep); c != nil {
-		msg := fmt.Sprintf("Deployment %s: %s", dep.Name, c.Message)
+	if s.Failed() {
+		msg := fmt.Sprintf("Deployment %s: %s", dep.Name, s.Failure)
 		st.Phase = v1alpha1.WebAppDegraded
-		setConditions(&st, gen,
-			isFalse(c.Reason, msg),
-			isFalse(c.Reason, msg),
-			isTrue(c.Reason, msg))
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(s.FailureReason, msg),
+			conditions.False(s.FailureReason, msg),
+			conditions.True(s.FailureReason, msg))
 		return st
 	}
 
-	progress := fmt.Sprintf("%d of %d pods updated, %d ready", s.UpdatedReplicas, want, s.ReadyReplicas)
+	progress := fmt.Sprintf("%d of %d pods updated, %d ready", s.Updated, want, s.Ready)
 	switch {
 	case available:
 		st.Phase = v1alpha1.WebAppRunning
-		setConditions(&st, gen,
-			isTrue(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d pods ready", s.ReadyReplicas, want)),
-			isFalse(v1alpha1.ReasonRolloutComplete, ""),
-			isFalse(v1alpha1.ReasonHealthy, ""))
-	case rolledOut && rolloutWasComplete(dep):
+		conditions.Set(&st.Conditions, gen,
+			conditions.True(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d pods ready", s.Ready, want)),
+			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
+			conditions.False(v1alpha1.ReasonHealthy, ""))
+	case rolledOut && s.Complete:
 		// Every pod runs the current spec, yet some are not available: they
 		// crashed or fail their probes after the rollout finished.
-		msg := fmt.Sprintf("%d of %d pods available", s.AvailableReplicas, want)
+		msg := fmt.Sprintf("%d of %d pods available", s.Available, want)
 		st.Phase = v1alpha1.WebAppDegraded
-		setConditions(&st, gen,
-			isFalse(v1alpha1.ReasonUnavailable, msg),
-			isFalse(v1alpha1.ReasonRolloutComplete, ""),
-			isTrue(v1alpha1.ReasonUnavailable, msg))
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(v1alpha1.ReasonUnavailable, msg),
+			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
+			conditions.True(v1alpha1.ReasonUnavailable, msg))
 	default:
 		reason := notReadyReason(app)
 		st.Phase = v1alpha1.WebAppDeploying
-		setConditions(&st, gen,
-			isFalse(reason, progress),
-			isTrue(reason, progress),
-			isFalse(v1alpha1.ReasonHealthy, ""))
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(reason, progress),
+			conditions.True(reason, progress),
+			conditions.False(v1alpha1.ReasonHealthy, ""))
 	}
 	return st
 }
@@ -176,32 +159,6 @@ func desiredReplicas(app *v1alpha1.WebApp, obs observed) int32 {
 	return max(as.MinReplicas, 1)
 }
 
-// failedDeploymentCondition returns the Deployment condition that says its
-// rollout has failed: the progress deadline passed, or pods cannot be created.
-func failedDeploymentCondition(dep *appsv1.Deployment) *appsv1.DeploymentCondition {
-	for i := range dep.Status.Conditions {
-		c := &dep.Status.Conditions[i]
-		switch {
-		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse:
-			return c
-		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
-			return c
-		}
-	}
-	return nil
-}
-
-// rolloutWasComplete reports whether the Deployment itself says its newest
-// ReplicaSet finished rolling out.
-func rolloutWasComplete(dep *appsv1.Deployment) bool {
-	for _, c := range dep.Status.Conditions {
-		if c.Type == appsv1.DeploymentProgressing && c.Reason == deploymentNewRSAvailable {
-			return true
-		}
-	}
-	return false
-}
-
 // notReadyReason tells a first rollout (Creating) from a later one (RollingOut).
 func notReadyReason(app *v1alpha1.WebApp) string {
 	if neverReady(app) {
@@ -214,13 +171,4 @@ func notReadyReason(app *v1alpha1.WebApp) string {
 func neverReady(app *v1alpha1.WebApp) bool {
 	c := meta.FindStatusCondition(app.Status.Conditions, v1alpha1.ConditionReady)
 	return c == nil || (c.Status != metav1.ConditionTrue && c.Reason == v1alpha1.ReasonCreating)
-}
-
-var (
-	isTrue  = conditions.True
-	isFalse = conditions.False
-)
-
-func setConditions(st *v1alpha1.WebAppStatus, gen int64, ready, progressing, degraded conditions.Cond) {
-	conditions.Set(&st.Conditions, gen, ready, progressing, degraded)
 }

@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
@@ -156,7 +157,7 @@ func TestComputeStatus(t *testing.T) {
 		{
 			name:  "waiting for a pull secret",
 			app:   newApp(),
-			obs:   observed{waiting: &problem{reason: v1alpha1.ReasonWaitingForPullSecret, message: "Waiting for image pull Secret registry to exist"}},
+			obs:   observed{waiting: &conditions.Problem{Reason: v1alpha1.ReasonWaitingForPullSecret, Message: "Waiting for image pull Secret registry to exist"}},
 			phase: v1alpha1.WebAppPending, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonWaitingForPullSecret,
 			degraded: metav1.ConditionFalse, observedGen: 1, desired: 1,
 		},
@@ -190,7 +191,7 @@ func TestComputeStatus(t *testing.T) {
 				a.Generation = 2
 				a.Status.ObservedGeneration = 1
 			}),
-			obs:   observed{problem: &problem{reason: v1alpha1.ReasonNameConflict, message: "a Deployment named shop already exists"}},
+			obs:   observed{problem: &conditions.Problem{Reason: v1alpha1.ReasonNameConflict, Message: "a Deployment named shop already exists"}},
 			phase: v1alpha1.WebAppDegraded, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonNameConflict,
 			degraded: metav1.ConditionTrue, observedGen: 1, desired: 1,
 		},
@@ -246,7 +247,7 @@ func TestSettleDelay(t *testing.T) {
 	app := newApp(func(a *v1alpha1.WebApp) { a.CreationTimestamp = metav1.NewTime(created) })
 	creating := computeStatus(app, observed{deployment: deployment(1, 1, 1, 1, 1, 0, 0)})
 	running := computeStatus(app, observed{deployment: deployment(1, 1, 1, 1, 1, 1, 1)})
-	waiting := computeStatus(app, observed{waiting: &problem{reason: v1alpha1.ReasonWaitingForPullSecret}})
+	waiting := computeStatus(app, observed{waiting: &conditions.Problem{Reason: v1alpha1.ReasonWaitingForPullSecret}})
 
 	if got := settleDelay(app, creating, created.Add(500*time.Millisecond)); got != newAppSettle-500*time.Millisecond {
 		t.Errorf("creating, 0.5 s old: delay %s, want %s", got, newAppSettle-500*time.Millisecond)
@@ -273,14 +274,14 @@ func TestRetryDelay(t *testing.T) {
 			Type: v1alpha1.ConditionProgressing, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-d)),
 		}}}
 	}
-	w := observed{waiting: &problem{}}
+	w := observed{waiting: &conditions.Problem{}}
 	for _, tt := range []struct {
 		obs    observed
 		status v1alpha1.WebAppStatus
 		want   time.Duration
 	}{
 		{observed{}, v1alpha1.WebAppStatus{}, 0},
-		{observed{problem: &problem{}}, v1alpha1.WebAppStatus{}, retryUserError},
+		{observed{problem: &conditions.Problem{}}, v1alpha1.WebAppStatus{}, retryUserError},
 		{w, waitingSince(0), minWaitRetry},
 		{w, waitingSince(40 * time.Second), 40 * time.Second},
 		{w, waitingSince(time.Hour), maxWaitRetry},
