@@ -66,3 +66,10 @@ func EverTrue(conds []metav1.Condition, t, neverReason string) bool {
 type Problem struct {
 	Reason, Message string
 }
+
+// SetProblem sets Ready False, Progressing False and Degraded True, all
+// with the problem's reason and message: the object cannot move on until
+// the problem is gone.
+func SetProblem(conds *[]metav1.Condition, gen int64, p Problem) {
+	Set(conds, gen, False(p.Reason, p.Message), False(p.Reason, p.Message), True(p.Reason, p.Message))
+}

@@ -63,7 +63,7 @@ func computeStatus(c *v1alpha1.Cache, obs observed) v1alpha1.CacheStatus {
 
 	if p := obs.problem; p != nil {
 		st.Phase = v1alpha1.CacheDegraded
-		conditions.Set(&st.Conditions, gen, conditions.False(p.Reason, p.Message), conditions.False(p.Reason, p.Message), conditions.True(p.Reason, p.Message))
+		conditions.SetProblem(&st.Conditions, gen, *p)
 		return st
 	}
 	st.ObservedGeneration = gen
@@ -85,7 +85,7 @@ func computeStatus(c *v1alpha1.Cache, obs observed) v1alpha1.CacheStatus {
 	// A pod that cannot start says more than the workload's deadline.
 	if p := obs.stuck; p != nil && !available {
 		st.Phase = v1alpha1.CacheDegraded
-		conditions.Set(&st.Conditions, gen, conditions.False(p.Reason, p.Message), conditions.False(p.Reason, p.Message), conditions.True(p.Reason, p.Message))
+		conditions.SetProblem(&st.Conditions, gen, *p)
 		return st
 	}
 

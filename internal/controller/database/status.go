@@ -18,19 +18,14 @@ package database
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/conditions"
-	"github.com/steward-dev/steward/internal/engine"
-	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/rollout"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
@@ -69,53 +64,48 @@ type storageState struct {
 	problem *conditions.Problem
 }
 
-// validate checks what admission cannot: the engine's own rules, of which
-// the CRD's validation covers the common cases.
-func validate(db *v1alpha1.Database, eng engine.Engine) *conditions.Problem {
-	var controlled []string
-	for k := range db.Spec.Parameters {
-		if eng.Controlled(k) {
-			controlled = append(controlled, k)
-		}
-	}
-	if len(controlled) > 0 {
-		return &conditions.Problem{Reason: v1alpha1.ReasonInvalidParameters,
-			Message: fmt.Sprintf("parameters %s are set by Steward and cannot be overridden", strings.Join(slices.Sorted(slices.Values(controlled)), ", "))}
-	}
-	major := Major(db.Spec.Engine, db.Spec.Version)
-	for _, v := range eng.Versions() {
-		if Major(db.Spec.Engine, v) == major {
-			return nil
-		}
-	}
-	return &conditions.Problem{Reason: v1alpha1.ReasonInvalidSpec,
-		Message: fmt.Sprintf("%s version %s is not supported; supported: %s", db.Spec.Engine, db.Spec.Version, strings.Join(eng.Versions(), ", "))}
-}
-
-// upgradeBlocked refuses a change of major version: the data files of one
-// major cannot be opened by the next. The running version is the one the
-// StatefulSet was last applied with.
-func upgradeBlocked(db *v1alpha1.Database, sts *appsv1.StatefulSet) *conditions.Problem {
-	if sts == nil {
-		return nil
-	}
-	running := sts.Annotations[v1alpha1.AnnotationVersion]
-	if running == "" || Major(db.Spec.Engine, running) == Major(db.Spec.Engine, db.Spec.Version) {
-		return nil
-	}
-	return &conditions.Problem{Reason: v1alpha1.ReasonUpgradeBlocked, Message: fmt.Sprintf(
-		"Version %s runs; %s is a new major version, which cannot be upgraded in place. "+
-			"Take a backup, create a new Database with version %s and spec.bootstrap.fromBackup naming it, "+
-			"then move the applications over; or set spec.version back to %s. Nothing was changed.",
-		running, db.Spec.Version, db.Spec.Version, running)}
-}
-
 // computeStatus derives a Database's status from its spec, its previous
 // status and its children. It is pure.
 func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus {
 	st := *db.Status.DeepCopy()
 	gen := db.Generation
-	want := Replicas(db)
+	observedFields(db, obs, &st)
+
+	if b := obs.blocked; b != nil {
+		st.ObservedGeneration = gen
+		st.Phase = v1alpha1.DatabaseBlocked
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionUpgradeBlocked, conditions.True(b.Reason, b.Message))
+		conditions.SetProblem(&st.Conditions, gen, *b)
+		return st
+	}
+	conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionUpgradeBlocked, conditions.False(v1alpha1.ReasonNoUpgradePending, ""))
+
+	if p := obs.problem; p != nil {
+		st.Phase = v1alpha1.DatabaseDegraded
+		conditions.SetProblem(&st.Conditions, gen, *p)
+		return st
+	}
+	st.ObservedGeneration = gen
+
+	sts := obs.statefulSet
+	if sts == nil {
+		st.Phase = v1alpha1.DatabasePending
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(v1alpha1.ReasonCreating, "Waiting for the StatefulSet to be created"),
+			conditions.True(v1alpha1.ReasonCreating, "Creating the StatefulSet"),
+			conditions.False(v1alpha1.ReasonHealthy, ""))
+		return st
+	}
+	if done := bootstrapStatus(&st, gen, obs.bootstrap); done {
+		rolloutStatus(db, obs, &st)
+	}
+	return st
+}
+
+// observedFields sets the status fields that only report: endpoints, the
+// credentials Secret, the volumes' size, instance counts, the primary, the
+// running version and the last backup.
+func observedFields(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseStatus) {
 	st.Endpoint = Endpoint(db)
 	st.ReadEndpoint = ReadEndpoint(db)
 	st.CredentialsSecret = db.CredentialsName()
@@ -133,52 +123,19 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 			st.Version = sts.Annotations[v1alpha1.AnnotationVersion]
 		}
 	}
-
 	st.StorageSize = &storage
 	if b := obs.backup; b != nil && b.Status.LastBackup != nil {
 		st.LastBackup = b.Status.LastBackup.DeepCopy()
 	}
+}
 
-	if b := obs.blocked; b != nil {
-		st.ObservedGeneration = gen
-		st.Phase = v1alpha1.DatabaseBlocked
-		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionUpgradeBlocked, conditions.True(b.Reason, b.Message))
-		conditions.Set(&st.Conditions, gen,
-			conditions.False(b.Reason, b.Message),
-			conditions.False(b.Reason, b.Message),
-			conditions.True(b.Reason, b.Message))
-		return st
-	}
-	conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionUpgradeBlocked, conditions.False(v1alpha1.ReasonNoUpgradePending, ""))
-
-	if p := obs.problem; p != nil {
-		st.Phase = v1alpha1.DatabaseDegraded
-		conditions.Set(&st.Conditions, gen,
-			conditions.False(p.Reason, p.Message),
-			conditions.False(p.Reason, p.Message),
-			conditions.True(p.Reason, p.Message))
-		return st
-	}
-	st.ObservedGeneration = gen
-
-	sts := obs.statefulSet
-	if sts == nil {
-		st.Phase = v1alpha1.DatabasePending
-		conditions.Set(&st.Conditions, gen,
-			conditions.False(v1alpha1.ReasonCreating, "Waiting for the StatefulSet to be created"),
-			conditions.True(v1alpha1.ReasonCreating, "Creating the StatefulSet"),
-			conditions.False(v1alpha1.ReasonHealthy, ""))
-		return st
-	}
-
-	if done := bootstrapStatus(&st, gen, obs.bootstrap); !done {
-		return st
-	}
-
+// rolloutStatus sets the phase and conditions of a Database whose
+// StatefulSet exists, from its rollout, its pods and its volumes.
+func rolloutStatus(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseStatus) {
+	gen, want, sts := db.Generation, Replicas(db), obs.statefulSet
 	s := rollout.OfStatefulSet(sts)
 	rolledOut := s.RolledOut && s.Want == want
 	growing := obs.storage != nil && obs.storage.growing > 0
-	progress := fmt.Sprintf("%d of %d instances updated, %d ready", s.Updated, want, s.Ready)
 	switch {
 	case rolledOut && s.Healthy && !growing:
 		st.Phase = v1alpha1.DatabaseRunning
@@ -189,12 +146,8 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 			conditions.False(v1alpha1.ReasonHealthy, ""))
 	case obs.stuck != nil:
 		// A pod that cannot start says more than "0 of 1 ready".
-		p := obs.stuck
 		st.Phase = v1alpha1.DatabaseDegraded
-		conditions.Set(&st.Conditions, gen,
-			conditions.False(p.Reason, p.Message),
-			conditions.False(p.Reason, p.Message),
-			conditions.True(p.Reason, p.Message))
+		conditions.SetProblem(&st.Conditions, gen, *obs.stuck)
 	case rolledOut && s.Ready < want && everReady(db):
 		// Every instance runs the current spec, yet some are not ready:
 		// they crashed or fail their probes.
@@ -205,7 +158,7 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
 			conditions.True(v1alpha1.ReasonUnavailable, msg))
 	default:
-		reason := v1alpha1.ReasonCreating
+		reason, progress := v1alpha1.ReasonCreating, fmt.Sprintf("%d of %d instances updated, %d ready", s.Updated, want, s.Ready)
 		st.Phase = v1alpha1.DatabaseCreating
 		if everReady(db) {
 			st.Phase = v1alpha1.DatabaseUpdating
@@ -214,7 +167,7 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 				reason = v1alpha1.ReasonExpandingStorage
 				size := db.Spec.StorageSize()
 				progress = fmt.Sprintf("%d volumes growing to %s", obs.storage.growing, size.String())
-			case s.Replicas != want || (sts.Spec.Replicas != nil && *sts.Spec.Replicas != s.Replicas):
+			case s.Replicas != want || s.Want != s.Replicas:
 				reason = v1alpha1.ReasonScaling
 			default:
 				reason = v1alpha1.ReasonRollingOut
@@ -225,7 +178,6 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 			conditions.True(reason, progress),
 			conditions.False(v1alpha1.ReasonHealthy, ""))
 	}
-	return st
 }
 
 // bootstrapStatus sets the Bootstrapped condition, and the phase and
@@ -278,42 +230,4 @@ func everReady(db *v1alpha1.Database) bool {
 	c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionReady)
 	return conditions.EverTrue(db.Status.Conditions, v1alpha1.ConditionReady, v1alpha1.ReasonCreating) &&
 		(c.Status == metav1.ConditionTrue || c.Reason != v1alpha1.ReasonBootstrapFailed)
-}
-
-// announce emits events and metrics for the transition from the current
-// status to next.
-func (r *Reconciler) announce(db *v1alpha1.Database, next *v1alpha1.DatabaseStatus) {
-	prev := &db.Status
-	if prev.Phase == next.Phase {
-		if next.Phase == v1alpha1.DatabaseDegraded {
-			r.announceStuckPods(db, next)
-		}
-		return
-	}
-	ready := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionReady)
-	switch next.Phase {
-	case v1alpha1.DatabaseRunning:
-		if !everReady(db) {
-			metrics.ObserveFirstReady("Database", db.CreationTimestamp.Time)
-		}
-		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, v1alpha1.EventAvailable, "Deploy",
-			"Database %s %s is available at %s: %s", db.Spec.Engine, next.Version, next.Endpoint, ready.Message)
-	case v1alpha1.DatabaseDegraded, v1alpha1.DatabaseBlocked:
-		degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
-		r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, degraded.Reason, "Deploy", "%s", degraded.Message)
-	case v1alpha1.DatabaseUpdating:
-		r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, ready.Reason, "Deploy", "%s", ready.Message)
-	}
-}
-
-// announceStuckPods emits a Warning event when a Database that is Degraded
-// already is found to have a pod that cannot start, or a different such
-// cause: the phase does not change, the reason does.
-func (r *Reconciler) announceStuckPods(db *v1alpha1.Database, next *v1alpha1.DatabaseStatus) {
-	prev := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionDegraded)
-	degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
-	if degraded == nil || !stuckpods.IsReason(degraded.Reason) || (prev != nil && prev.Reason == degraded.Reason) {
-		return
-	}
-	r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, degraded.Reason, "Deploy", "%s", degraded.Message)
 }

@@ -61,10 +61,7 @@ func computeStatus(app *v1alpha1.WebApp, obs observed) v1alpha1.WebAppStatus {
 
 	if p := obs.problem; p != nil {
 		st.Phase = v1alpha1.WebAppDegraded
-		conditions.Set(&st.Conditions, gen,
-			conditions.False(p.Reason, p.Message),
-			conditions.False(p.Reason, p.Message),
-			conditions.True(p.Reason, p.Message))
+		conditions.SetProblem(&st.Conditions, gen, *p)
 		return st
 	}
 	st.ObservedGeneration = gen
@@ -98,10 +95,7 @@ func computeStatus(app *v1alpha1.WebApp, obs observed) v1alpha1.WebAppStatus {
 	// A pod that cannot start says more than the Deployment's deadline.
 	if p := obs.stuck; p != nil && !available {
 		st.Phase = v1alpha1.WebAppDegraded
-		conditions.Set(&st.Conditions, gen,
-			conditions.False(p.Reason, p.Message),
-			conditions.False(p.Reason, p.Message),
-			conditions.True(p.Reason, p.Message))
+		conditions.SetProblem(&st.Conditions, gen, *p)
 		return st
 	}
 
