@@ -61,7 +61,13 @@ func (e *Engine) Start(ctx context.Context, cfg engine.Config) (engine.Server, e
 			return nil, err
 		}
 		appName := "steward-" + strconv.Itoa(cfg.ServerID)
-		conninfo := fmt.Sprintf("host=%s port=%d user=%s passfile=%s application_name=%s",
+		// connect_timeout and the keepalives bound how long the walreceiver
+		// waits on a primary that went away without closing its connection
+		// (a pod replaced with a new address, a node gone): without them a
+		// connection attempt to a vanished address waits out the kernel's
+		// SYN retries, about two minutes, before the next try.
+		conninfo := fmt.Sprintf("host=%s port=%d user=%s passfile=%s application_name=%s "+
+			"connect_timeout=5 keepalives=1 keepalives_idle=5 keepalives_interval=5 keepalives_count=3",
 			conninfoValue(cfg.PrimaryHost), primaryPort(cfg), conninfoValue(cfg.Replication.Username),
 			conninfoValue(passfile), conninfoValue(appName))
 		args = append(args, "-c", "primary_conninfo="+conninfo)
