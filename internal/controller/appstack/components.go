@@ -17,33 +17,86 @@ limitations under the License.
 package appstack
 
 import (
-	"context"
 	"fmt"
 	"slices"
-	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/appstack"
-	"github.com/steward-dev/steward/internal/labels"
+	"github.com/steward-dev/steward/internal/conditions"
 )
 
-// component is one component of a stack, desired and live.
+// kindIngress is the kind of the stack's Ingress, and ingressComponent the
+// name of its line in the status.
+const (
+	kindIngress      = "Ingress"
+	ingressComponent = "ingress"
+)
+
+// component is one component of a stack, desired and live: a Steward object
+// of the spec, or the stack's Ingress.
 type component struct {
 	name, kind string
-	// desired is the object the spec asks for; nil for one removed from the spec.
-	desired client.Object
+	// needs are the components it depends on.
+	needs []string
+	// desired is the object the spec asks for; nil for one removed from the
+	// spec.
+	desired runtime.ApplyConfiguration
 	// live holds the object as read; exists tells whether it does.
 	live   client.Object
 	exists bool
+	// confirmed tells that the API server, not only the cache, was asked
+	// whether the object exists.
+	confirmed bool
+	// problem is why applying it failed, for the user to fix, or nil.
+	problem *conditions.Problem
 }
 
-// object is the Steward object's name.
+// object is the object's name.
 func (c *component) object() string { return c.live.GetName() }
+
+// components are the stack's components in dependency order, with the
+// objects the spec asks for and empty live objects.
+func components(stack *v1alpha1.AppStack, g *appstack.Graph, d appstack.Desired) []*component {
+	out := make([]*component, 0, len(g.Order()))
+	for _, name := range g.Order() {
+		n := g.Node(name)
+		out = append(out, &component{
+			name: name, kind: n.Kind, needs: n.Needs,
+			desired: apply.Typed{Object: Component(stack, n, d)},
+			live:    emptyObject(n.Kind, appstack.ObjectName(stack, name)),
+		})
+	}
+	return out
+}
+
+// ingress is the stack's Ingress as a component, desired and with an empty
+// live object; desired is nil when the spec has no ingress.
+func ingress(stack *v1alpha1.AppStack) *component {
+	c := &component{name: ingressComponent, kind: kindIngress, live: emptyObject(kindIngress, ingressName(stack))}
+	c.live.SetNamespace(stack.Namespace)
+	if in := Ingress(stack); in != nil {
+		c.desired = in
+	}
+	return c
+}
+
+// dropped are the owned components the spec no longer has: no component
+// of the same name and kind.
+func dropped(owned, keep []*component) []*component {
+	var out []*component
+	for _, o := range owned {
+		if !slices.ContainsFunc(keep, func(k *component) bool { return k.name == o.name && k.kind == o.kind }) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
 
 // configTrouble are the AppConfig reasons that are its own trouble, not a
 // consumer's rollout.
@@ -89,108 +142,4 @@ func (c *component) readiness() (ready bool, reason, message string, degraded bo
 		return false, cond.Reason, cond.Message, slices.Contains(configTrouble, cond.Reason)
 	}
 	return cond.Status == metav1.ConditionTrue, cond.Reason, cond.Message, degraded
-}
-
-// read fills c.live from the cache.
-func (c *component) read(ctx context.Context, reader client.Reader, ns string) error {
-	err := reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: c.live.GetName()}, c.live)
-	switch {
-	case apierrors.IsNotFound(err):
-		c.exists = false
-		return nil
-	case err != nil:
-		return fmt.Errorf("reading %s %s: %w", c.kind, c.live.GetName(), err)
-	}
-	c.exists = true
-	return nil
-}
-
-// emptyObject is an empty object of a component's kind, named.
-func emptyObject(kind, name string) client.Object {
-	var obj client.Object
-	switch kind {
-	case appstack.KindDatabase:
-		obj = &v1alpha1.Database{}
-	case appstack.KindCache:
-		obj = &v1alpha1.Cache{}
-	case appstack.KindWebApp:
-		obj = &v1alpha1.WebApp{}
-	default:
-		obj = &v1alpha1.AppConfig{}
-	}
-	obj.SetName(name)
-	return obj
-}
-
-// objectMeta is the metadata of a stack's component object.
-func objectMeta(stack *v1alpha1.AppStack, component, kind string) metav1.ObjectMeta {
-	l := labels.Common(appstack.ObjectName(stack, component), strings.ToLower(kind))
-	l[v1alpha1.LabelAppStack] = stack.Name
-	return metav1.ObjectMeta{
-		Name: appstack.ObjectName(stack, component), Namespace: stack.Namespace, Labels: l,
-		OwnerReferences: []metav1.OwnerReference{{
-			APIVersion: v1alpha1.GroupVersion.String(), Kind: "AppStack", Name: stack.Name, UID: stack.UID,
-			Controller: new(true), BlockOwnerDeletion: new(true),
-		}},
-	}
-}
-
-func typeMeta(kind string) metav1.TypeMeta {
-	return metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: kind}
-}
-
-// components builds the stack's components in dependency order, with the
-// objects the spec asks for.
-func components(stack *v1alpha1.AppStack, g *appstack.Graph, d appstack.Desired) []*component {
-	var out []*component
-	for _, name := range g.Order() {
-		n := g.Node(name)
-		c := &component{name: name, kind: n.Kind, live: emptyObject(n.Kind, appstack.ObjectName(stack, name))}
-		om := objectMeta(stack, name, n.Kind)
-		switch n.Kind {
-		case appstack.KindDatabase:
-			c.desired = &v1alpha1.Database{TypeMeta: typeMeta(n.Kind), ObjectMeta: om, Spec: d.Databases[name]}
-		case appstack.KindCache:
-			c.desired = &v1alpha1.Cache{TypeMeta: typeMeta(n.Kind), ObjectMeta: om, Spec: d.Caches[name]}
-		case appstack.KindWebApp:
-			c.desired = &v1alpha1.WebApp{TypeMeta: typeMeta(n.Kind), ObjectMeta: om, Spec: d.Apps[name]}
-		case appstack.KindAppConfig:
-			c.desired = &v1alpha1.AppConfig{TypeMeta: typeMeta(n.Kind), ObjectMeta: om, Spec: *d.Config}
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// owned lists the stack's objects of every component kind, those the
-// stack controls, by kind and object name.
-func owned(ctx context.Context, reader client.Reader, stack *v1alpha1.AppStack) ([]*component, error) {
-	lists := []struct {
-		kind string
-		list client.ObjectList
-	}{
-		{appstack.KindWebApp, &v1alpha1.WebAppList{}},
-		{appstack.KindAppConfig, &v1alpha1.AppConfigList{}},
-		{appstack.KindCache, &v1alpha1.CacheList{}},
-		{appstack.KindDatabase, &v1alpha1.DatabaseList{}},
-	}
-	var out []*component
-	for _, l := range lists {
-		if err := reader.List(ctx, l.list, client.InNamespace(stack.Namespace), client.MatchingLabels{v1alpha1.LabelAppStack: stack.Name}); err != nil {
-			return nil, fmt.Errorf("listing the stack's %ss: %w", l.kind, err)
-		}
-		items, err := meta.ExtractList(l.list)
-		if err != nil {
-			return nil, err
-		}
-		for _, item := range items {
-			obj := item.(client.Object)
-			if !metav1.IsControlledBy(obj, stack) {
-				continue
-			}
-			name := strings.TrimPrefix(obj.GetName(), stack.Name+"-")
-			out = append(out, &component{name: name, kind: l.kind, live: obj, exists: true})
-		}
-	}
-	return out, nil
 }

@@ -23,25 +23,24 @@ package appstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/priority"
+	"github.com/steward-dev/steward/internal/status"
 )
 
 // poll is how often a stack is looked at while it waits on something no
@@ -65,20 +64,6 @@ type Reconciler struct {
 	announced sync.Map
 }
 
-// announce reports whether message is new for the component, and
-// remembers it.
-func (r *Reconciler) announce(stack *v1alpha1.AppStack, component, message string) bool {
-	key := string(stack.UID) + "/" + component
-	prev, loaded := r.announced.Swap(key, message)
-	return !loaded || prev.(string) != message
-}
-
-// forget drops what was announced for a component that no longer waits.
-func (r *Reconciler) forget(stack *v1alpha1.AppStack, component string) {
-	r.announced.Delete(string(stack.UID) + "/" + component)
-	r.announced.Delete(string(stack.UID) + "/" + component + "/timeout")
-}
-
 // +kubebuilder:rbac:groups=steward.dev,resources=appstacks,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=steward.dev,resources=appstacks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=steward.dev,resources=appstacks/finalizers,verbs=update
@@ -88,62 +73,43 @@ func (r *Reconciler) forget(stack *v1alpha1.AppStack, component string) {
 // +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors,verbs=get;list;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile moves one AppStack towards its spec.
+// Reconcile moves one AppStack towards its spec: it observes the stack's
+// objects, plans what to do without a client, carries the plan out,
+// announces what that did, and writes the status that follows, once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	stack := &v1alpha1.AppStack{}
 	if err := r.Client.Get(ctx, req.NamespacedName, stack); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	st := stack.Status.DeepCopy()
-	st.ObservedGeneration = stack.Generation
-	var res ctrl.Result
-	var err error
 	if !stack.DeletionTimestamp.IsZero() {
-		if !controllerutil.ContainsFinalizer(stack, v1alpha1.AppStackFinalizer) {
-			return ctrl.Result{}, nil
-		}
-		var done bool
-		done, res, err = r.tearDown(ctx, stack, st)
-		if err == nil && done {
-			controllerutil.RemoveFinalizer(stack, v1alpha1.AppStackFinalizer)
-			return ctrl.Result{}, r.Client.Update(ctx, stack)
-		}
-	} else {
-		if controllerutil.AddFinalizer(stack, v1alpha1.AppStackFinalizer) {
-			if err := r.Client.Update(ctx, stack); err != nil {
-				return ctrl.Result{}, err
-			}
-		}
-		res, err = r.deploy(ctx, stack, st)
+		return r.tearDown(ctx, stack)
 	}
-	if werr := r.writeStatus(ctx, stack, st); werr != nil {
-		return ctrl.Result{}, errors.Join(err, werr)
+	if controllerutil.AddFinalizer(stack, v1alpha1.AppStackFinalizer) {
+		if err := r.Client.Update(ctx, stack); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding the finalizer to AppStack %s: %w", stack.Name, err)
+		}
 	}
-	return res, err
+
+	obs, err := r.observe(ctx, stack)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	now := time.Now()
+	p := planDeploy(stack, obs, now)
+	out, err := r.carryOut(ctx, stack, obs, &p, now)
+	r.announce(stack, p, out, err == nil)
+	if err != nil {
+		// Retried with backoff. The status, observedGeneration included,
+		// stays that of the last plan carried out.
+		return ctrl.Result{}, err
+	}
+	if err := status.Write(ctx, r.Client, stack, &stack.Status, computeStatus(stack, obs, p, now)); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: p.requeue}, nil
 }
 
-// writeStatus patches the status subresource when it changed.
-func (r *Reconciler) writeStatus(ctx context.Context, stack *v1alpha1.AppStack, st *v1alpha1.AppStackStatus) error {
-	if equality.Semantic.DeepEqual(stack.Status, *st) {
-		return nil
-	}
-	orig := stack.DeepCopy()
-	stack.Status = *st
-	if err := r.Client.Status().Patch(ctx, stack, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("writing status of AppStack %s: %w", stack.Name, err)
-	}
-	return nil
-}
-
-// setInvalid reports a spec the graph cannot order.
-func setInvalid(stack *v1alpha1.AppStack, st *v1alpha1.AppStackStatus, err error) {
-	st.Phase = v1alpha1.AppStackDegraded
-	conditions.Set(&st.Conditions, stack.Generation,
-		conditions.False(v1alpha1.ReasonInvalidSpec, err.Error()),
-		conditions.False(v1alpha1.ReasonInvalidSpec, "Nothing is created until the spec is fixed"),
-		conditions.True(v1alpha1.ReasonInvalidSpec, err.Error()))
-}
-
+// phases are the values of status.phase, in the order metrics list them.
 var phases = []string{
 	string(v1alpha1.AppStackPending), string(v1alpha1.AppStackDeploying), string(v1alpha1.AppStackReady),
 	string(v1alpha1.AppStackDegraded), string(v1alpha1.AppStackDeleting),
@@ -176,7 +142,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 // deletionStarted lets through the update that marks an AppStack deleted.
 func deletionStarted() predicate.Predicate {
 	return predicate.Funcs{
-		UpdateFunc: func(e updateEvent) bool {
+		UpdateFunc: func(e event.UpdateEvent) bool {
 			return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
 		},
 	}
