@@ -47,11 +47,11 @@ func (r *Reconciler) applier() apply.Applier {
 
 // carryOut applies the plan: it removes the components that left the spec,
 // applies the components in order, then sees to the Ingress and the
-// ServiceMonitors; an invalid spec's plan has nothing to do. Applying a component updates what obs holds of it (an
-// object just created or changed is not Ready yet, one that failed to apply
-// is Degraded), and what comes after it depends on that: the plan is made
-// again from obs after each component, so that p is, in the end, the plan
-// that was carried out.
+// ServiceMonitors; an invalid spec's plan has nothing to do. Applying a
+// component updates what obs holds of it (an object just created or changed
+// is not Ready yet, one that failed to apply is Degraded), and what comes
+// after it depends on that: the plan is made again from obs after each
+// component, so that p is, in the end, the plan that was carried out.
 func (r *Reconciler) carryOut(ctx context.Context, stack *v1alpha1.AppStack, obs *observed, p *plan, now time.Time) (outcome, error) {
 	var out outcome
 	if err := r.remove(ctx, p.removal, &out); err != nil {
