@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -868,8 +869,16 @@ func TestBackupIsCreatedOnceReadyAndRemovedWhenDisabled(t *testing.T) {
 	}
 
 	// The Backup controller reports a run; the Database shows it.
-	b.Status.LastBackup = &v1alpha1.BackupRun{Job: "db-backup-1", Succeeded: true, Object: "db/20260301T020000Z.dump", Size: 42}
-	if err := k8s.Status().Update(context.Background(), b); err != nil {
+	// The Backup controller writes the Backup too (its finalizer, its
+	// status): on a conflict, read it again.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := get(t, ns, "db-backup", b); err != nil {
+			return err
+		}
+		b.Status.LastBackup = &v1alpha1.BackupRun{Job: "db-backup-1", Succeeded: true, Object: "db/20260301T020000Z.dump", Size: 42}
+		return k8s.Status().Update(context.Background(), b)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, ns, "db", "status.lastBackup", func(db *v1alpha1.Database) bool {
