@@ -38,7 +38,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -324,4 +326,17 @@ func Convert[T any](v any) *T {
 		panic(fmt.Sprintf("decoding into %T: %v", out, err))
 	}
 	return out
+}
+
+// ControllerReference is the owner reference that makes owner, of kind gvk,
+// the controller of a child applied with server-side apply: deleting the
+// owner deletes the child, and the owner's watch sees the child's changes.
+func ControllerReference(gvk schema.GroupVersionKind, owner metav1.Object) *metav1ac.OwnerReferenceApplyConfiguration {
+	return metav1ac.OwnerReference().
+		WithAPIVersion(gvk.GroupVersion().String()).
+		WithKind(gvk.Kind).
+		WithName(owner.GetName()).
+		WithUID(owner.GetUID()).
+		WithController(true).
+		WithBlockOwnerDeletion(true)
 }

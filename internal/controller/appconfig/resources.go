@@ -30,6 +30,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appconfig"
+	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/labels"
 )
 
@@ -145,11 +146,5 @@ func RestartPatch(ac *v1alpha1.AppConfig, hash string) []byte {
 
 // ownerReference makes the AppConfig the controller of an object it renders.
 func ownerReference(ac *v1alpha1.AppConfig) *metav1ac.OwnerReferenceApplyConfiguration {
-	return metav1ac.OwnerReference().
-		WithAPIVersion(v1alpha1.GroupVersion.String()).
-		WithKind("AppConfig").
-		WithName(ac.Name).
-		WithUID(ac.UID).
-		WithController(true).
-		WithBlockOwnerDeletion(true)
+	return apply.ControllerReference(v1alpha1.GroupVersion.WithKind("AppConfig"), ac)
 }

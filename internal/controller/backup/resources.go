@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/backup/jobs"
 	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/engine"
@@ -94,14 +95,9 @@ func Labels(b *v1alpha1.Backup) map[string]string {
 	return l
 }
 
+// ownerReference makes the Backup the controller of a child it applies.
 func ownerReference(b *v1alpha1.Backup) *metav1ac.OwnerReferenceApplyConfiguration {
-	return metav1ac.OwnerReference().
-		WithAPIVersion(v1alpha1.GroupVersion.String()).
-		WithKind("Backup").
-		WithName(b.Name).
-		WithUID(b.UID).
-		WithController(true).
-		WithBlockOwnerDeletion(true)
+	return apply.ControllerReference(v1alpha1.GroupVersion.WithKind("Backup"), b)
 }
 
 func jobSpec(b *v1alpha1.Backup, src source, instanceImage string) *batchv1ac.JobSpecApplyConfiguration {

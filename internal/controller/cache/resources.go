@@ -190,14 +190,9 @@ func Labels(c *v1alpha1.Cache) map[string]string {
 	return l
 }
 
+// ownerReference makes the Cache the controller of a child it applies.
 func ownerReference(c *v1alpha1.Cache) *metav1ac.OwnerReferenceApplyConfiguration {
-	return metav1ac.OwnerReference().
-		WithAPIVersion(v1alpha1.GroupVersion.String()).
-		WithKind("Cache").
-		WithName(c.Name).
-		WithUID(c.UID).
-		WithController(true).
-		WithBlockOwnerDeletion(true)
+	return apply.ControllerReference(v1alpha1.GroupVersion.WithKind("Cache"), c)
 }
 
 // MemcachedDeployment runs the memcached nodes.

@@ -36,6 +36,7 @@ import (
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/engine"
 	"github.com/steward-dev/steward/internal/instance"
 	"github.com/steward-dev/steward/internal/labels"
@@ -162,14 +163,9 @@ func Labels(db *v1alpha1.Database) map[string]string {
 	return l
 }
 
+// ownerReference makes the Database the controller of a child it applies.
 func ownerReference(db *v1alpha1.Database) *metav1ac.OwnerReferenceApplyConfiguration {
-	return metav1ac.OwnerReference().
-		WithAPIVersion(v1alpha1.GroupVersion.String()).
-		WithKind("Database").
-		WithName(db.Name).
-		WithUID(db.UID).
-		WithController(true).
-		WithBlockOwnerDeletion(true)
+	return apply.ControllerReference(v1alpha1.GroupVersion.WithKind("Database"), db)
 }
 
 // Endpoint is host:port of the read-write Service.

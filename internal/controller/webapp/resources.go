@@ -77,14 +77,9 @@ func DesiredReplicas(app *v1alpha1.WebApp) int32 {
 	return defaultReplicas
 }
 
+// ownerReference makes the WebApp the controller of a child it applies.
 func ownerReference(app *v1alpha1.WebApp) *metav1ac.OwnerReferenceApplyConfiguration {
-	return metav1ac.OwnerReference().
-		WithAPIVersion(v1alpha1.GroupVersion.String()).
-		WithKind("WebApp").
-		WithName(app.Name).
-		WithUID(app.UID).
-		WithController(true).
-		WithBlockOwnerDeletion(true)
+	return apply.ControllerReference(v1alpha1.GroupVersion.WithKind("WebApp"), app)
 }
 
 // Deployment runs the WebApp's pods. With autoscaling on it leaves replicas
