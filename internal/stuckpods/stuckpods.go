@@ -36,6 +36,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -328,4 +329,17 @@ func notInitializedSince(pod *corev1.Pod) time.Time {
 		return orCreated(pod, c.LastTransitionTime)
 	}
 	return notReadySince(pod)
+}
+
+// NewlyStuck is the Degraded condition of next to announce when an object
+// that was Degraded already is found to have a pod that cannot start, or
+// a different such cause: its phase does not change, the reason does. It
+// is nil when there is nothing new to announce.
+func NewlyStuck(prev, next []metav1.Condition) *metav1.Condition {
+	before := meta.FindStatusCondition(prev, v1alpha1.ConditionDegraded)
+	degraded := meta.FindStatusCondition(next, v1alpha1.ConditionDegraded)
+	if degraded == nil || !IsReason(degraded.Reason) || (before != nil && before.Reason == degraded.Reason) {
+		return nil
+	}
+	return degraded
 }

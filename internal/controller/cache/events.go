@@ -59,12 +59,9 @@ func (r *Reconciler) announce(c *v1alpha1.Cache, obs observed, next *v1alpha1.Ca
 
 // announceStuckPods emits a Warning event when a Cache that is Degraded
 // already is found to have a pod that cannot start, or a different such
-// cause: the phase does not change, the reason does.
+// cause.
 func (r *Reconciler) announceStuckPods(c *v1alpha1.Cache, next *v1alpha1.CacheStatus) {
-	prev := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionDegraded)
-	degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
-	if degraded == nil || !stuckpods.IsReason(degraded.Reason) || (prev != nil && prev.Reason == degraded.Reason) {
-		return
+	if d := stuckpods.NewlyStuck(c.Status.Conditions, next.Conditions); d != nil {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, d.Reason, "Deploy", "%s", d.Message)
 	}
-	r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, degraded.Reason, "Deploy", "%s", degraded.Message)
 }

@@ -53,12 +53,9 @@ func (r *Reconciler) announce(db *v1alpha1.Database, next *v1alpha1.DatabaseStat
 
 // announceStuckPods emits a Warning event when a Database that is Degraded
 // already is found to have a pod that cannot start, or a different such
-// cause: the phase does not change, the reason does.
+// cause.
 func (r *Reconciler) announceStuckPods(db *v1alpha1.Database, next *v1alpha1.DatabaseStatus) {
-	prev := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionDegraded)
-	degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
-	if degraded == nil || !stuckpods.IsReason(degraded.Reason) || (prev != nil && prev.Reason == degraded.Reason) {
-		return
+	if d := stuckpods.NewlyStuck(db.Status.Conditions, next.Conditions); d != nil {
+		r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, d.Reason, "Deploy", "%s", d.Message)
 	}
-	r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, degraded.Reason, "Deploy", "%s", degraded.Message)
 }

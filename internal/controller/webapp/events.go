@@ -67,12 +67,9 @@ func (r *Reconciler) announce(app *v1alpha1.WebApp, next *v1alpha1.WebAppStatus)
 
 // announceStuckPods emits a Warning event when a WebApp that is Degraded
 // already is found to have a pod that cannot start, or a different such
-// cause: the phase does not change, the reason does.
+// cause.
 func (r *Reconciler) announceStuckPods(app *v1alpha1.WebApp, next *v1alpha1.WebAppStatus) {
-	prev := meta.FindStatusCondition(app.Status.Conditions, v1alpha1.ConditionDegraded)
-	degraded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
-	if degraded == nil || !stuckpods.IsReason(degraded.Reason) || (prev != nil && prev.Reason == degraded.Reason) {
-		return
+	if d := stuckpods.NewlyStuck(app.Status.Conditions, next.Conditions); d != nil {
+		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, d.Reason, "Deploy", "%s", d.Message)
 	}
-	r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, degraded.Reason, "Deploy", "%s", degraded.Message)
 }
