@@ -45,6 +45,10 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and the webhook configuratio
 	rm -f $(CHART)/crds/*.yaml && cp config/crd/bases/*.yaml $(CHART)/crds/
 	sed -n '/^rules:/,$$p' config/rbac/role.yaml > $(CHART)/files/rules.yaml
 
+.PHONY: argocd-snippet
+argocd-snippet: ## Write config/argocd/argocd-cm-health.yaml from the chart's Argo CD health script.
+	hack/argocd-snippet.sh
+
 .PHONY: fmt
 fmt: ## Run gofmt.
 	gofmt -s -w $$(git ls-files '*.go')
@@ -59,7 +63,7 @@ lint: $(GOLANGCI_LINT) $(HELM) ## Run golangci-lint and helm lint.
 	$(HELM) lint --strict $(CHART)
 
 .PHONY: verify
-verify: generate manifests ## Fail when generated files or formatting are out of date.
+verify: generate manifests argocd-snippet ## Fail when generated files or formatting are out of date.
 	@test -z "$$(gofmt -s -l $$(git ls-files '*.go'))" || { gofmt -s -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	@git diff --exit-code -- api config $(CHART) || { echo "generated files are out of date: run make generate manifests"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config $(CHART))" || { git status --porcelain -- api config $(CHART); echo "untracked generated files"; exit 1; }

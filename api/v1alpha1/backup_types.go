@@ -249,11 +249,33 @@ type BackupRun struct {
 	Message string `json:"message,omitempty"`
 }
 
+// BackupPhase is a one-word summary of a Backup's state.
+// +kubebuilder:validation:Enum=Pending;Scheduled;Suspended;Failed
+type BackupPhase string
+
+const (
+	// BackupPending means the Backup waits for something on its way: its
+	// Database to exist or be Ready, or a request Steward retries.
+	BackupPending BackupPhase = "Pending"
+	// BackupScheduled means runs are scheduled and the last one did not fail.
+	BackupScheduled BackupPhase = "Scheduled"
+	// BackupSuspended means spec.suspend holds scheduled runs back.
+	BackupSuspended BackupPhase = "Suspended"
+	// BackupFailed means the Backup needs the user: its spec cannot be used,
+	// its last run failed, or no run succeeded within twice the schedule's
+	// interval. The Ready condition says which.
+	BackupFailed BackupPhase = "Failed"
+)
+
 // BackupStatus is the observed state of a Backup.
 type BackupStatus struct {
 	// ObservedGeneration is the metadata.generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Phase summarizes the state: Pending, Scheduled, Suspended or Failed.
+	// +optional
+	Phase BackupPhase `json:"phase,omitempty"`
 
 	// LastBackup is the newest successful run.
 	// +optional
@@ -278,7 +300,8 @@ type BackupStatus struct {
 	// +optional
 	LastManualRun string `json:"lastManualRun,omitempty"`
 
-	// Conditions are Ready, LastBackupSucceeded and BackupStale.
+	// Conditions are Ready, Reconciling, Stalled, LastBackupSucceeded and
+	// BackupStale.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -295,6 +318,7 @@ type BackupStatus struct {
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=".spec.source.type"
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=".spec.schedule"
 // +kubebuilder:printcolumn:name="Last Success",type=date,JSONPath=".status.lastBackup.completionTime"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=".status.phase"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Next",type=date,JSONPath=".status.nextScheduleTime",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"

@@ -17,7 +17,9 @@ limitations under the License.
 package v1alpha1
 
 // Condition types shared by Steward's kinds. They follow the kstatus
-// convention: Ready summarizes, Progressing and Degraded explain.
+// convention: Ready summarizes; Reconciling and Stalled say whether work is
+// in progress or cannot go on; Progressing and Degraded, which say the same
+// in the words of Deployments, stay beside them.
 const (
 	// ConditionReady is True when the object is fully reconciled and serving.
 	// `kubectl wait --for=condition=Ready` waits on it.
@@ -28,6 +30,15 @@ const (
 	// ConditionDegraded is True when the object failed to reach or keep its
 	// desired state and needs attention.
 	ConditionDegraded = "Degraded"
+	// ConditionReconciling is True while Steward works towards the spec:
+	// creating, rolling out, scaling, waiting for something that is on its
+	// way, retrying a request that failed. kstatus (and so Flux and
+	// kubectl-based tools) reads it as InProgress.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the object cannot progress without the
+	// user: an invalid spec, a missing reference, a final failure. kstatus
+	// reads it as Failed, so a Flux wait fails at once instead of timing out.
+	ConditionStalled = "Stalled"
 )
 
 // Condition reasons. Each is CamelCase and says why a condition has its status.
@@ -42,6 +53,9 @@ const (
 	ReasonRolloutComplete = "RolloutComplete"
 	// ReasonHealthy: nothing is degraded.
 	ReasonHealthy = "Healthy"
+	// ReasonReconciled: Reconciling is False: no work is in progress, either
+	// because the object is Ready or because it is Stalled.
+	ReasonReconciled = "Reconciled"
 	// ReasonUnavailable: the rollout finished but fewer pods are available than desired.
 	ReasonUnavailable = "Unavailable"
 	// ReasonApplyFailed: the API server refused a child object Steward applied.

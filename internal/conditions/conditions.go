@@ -38,12 +38,41 @@ func True(reason, msg string) Cond { return Cond{metav1.ConditionTrue, reason, m
 func False(reason, msg string) Cond { return Cond{metav1.ConditionFalse, reason, msg} }
 
 // Set sets Ready, Progressing and Degraded in one go, so no code path can
-// forget one of them. Conditions keep their transition time when their
-// status does not change.
+// forget one of them, and Reconciling and Stalled from them, for kstatus:
+//   - Stalled is Degraded when Degraded holds for a reason the user must
+//     act on (an invalid spec, a missing reference, a pod that cannot
+//     start, a final failure);
+//   - Reconciling is Progressing when that holds, or Degraded when Degraded
+//     holds for a reason Steward gets over by itself (a failed request it
+//     retries, pods that became unavailable).
+//
+// Conditions keep their transition time when their status does not change.
 func Set(conds *[]metav1.Condition, gen int64, ready, progressing, degraded Cond) {
 	SetOne(conds, gen, v1alpha1.ConditionReady, ready)
 	SetOne(conds, gen, v1alpha1.ConditionProgressing, progressing)
 	SetOne(conds, gen, v1alpha1.ConditionDegraded, degraded)
+	transient := degraded.Status == metav1.ConditionTrue && transientReasons[degraded.Reason]
+	reconciling, stalled := False(v1alpha1.ReasonReconciled, ""), False(v1alpha1.ReasonHealthy, "")
+	switch {
+	case progressing.Status == metav1.ConditionTrue:
+		reconciling = progressing
+	case transient:
+		reconciling = degraded
+	case degraded.Status == metav1.ConditionTrue:
+		stalled = degraded
+	}
+	if transient {
+		stalled = False(degraded.Reason, "Steward retries by itself")
+	}
+	SetOne(conds, gen, v1alpha1.ConditionReconciling, reconciling)
+	SetOne(conds, gen, v1alpha1.ConditionStalled, stalled)
+}
+
+// transientReasons are the Degraded reasons that need no user: Steward
+// retries the request, or the pods come back.
+var transientReasons = map[string]bool{
+	v1alpha1.ReasonReconcileError: true,
+	v1alpha1.ReasonUnavailable:    true,
 }
 
 // SetOne sets one condition of type t.

@@ -102,3 +102,11 @@ func want(replicas *int32) int32 {
 	}
 	return *replicas
 }
+
+// ScalingUp reports whether a workload lacks ready pods only because more
+// were asked for: fewer than wanted are ready, but no fewer than were ready
+// before the change. A scale-up is progress, not a loss of pods; a new pod
+// that never starts is found by looking at the pods.
+func ScalingUp(wasReady, ready, want int32) bool {
+	return wasReady < want && ready >= wasReady
+}

@@ -60,7 +60,7 @@ func setRolloutStatus(ac *v1alpha1.AppConfig, st *v1alpha1.AppConfigStatus, late
 	total := len(st.Consumers)
 	upToDate := counts[v1alpha1.ConsumerUpToDate]
 
-	degraded := conditions.False(v1alpha1.ReasonRolledOut, "No consumer's rollout failed")
+	degraded := conditions.False(v1alpha1.ReasonHealthy, "No consumer's rollout failed")
 	switch {
 	case len(failed) > 0:
 		degraded = conditions.True(v1alpha1.ReasonRolloutFailed, "Rollout failed: "+strings.Join(failed, "; "))

@@ -29,13 +29,18 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
@@ -198,14 +203,60 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		}
 		return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
 	})
+	err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.Backup{}, databaseIndex, func(o client.Object) []string {
+		if ref := o.(*v1alpha1.Backup).Spec.Source.DatabaseRef; ref != nil {
+			return []string{ref.Name}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("indexing Backups by Database: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Backup{}).
 		Watches(&v1alpha1.Backup{}, priority.SpecChangesFirst()).
 		Owns(&batchv1.CronJob{}).
 		Watches(&batchv1.Job{}, byLabel).
 		Watches(&corev1.Pod{}, byLabel).
+		Watches(&v1alpha1.Database{}, handler.EnqueueRequestsFromMapFunc(r.backupsOf(mgr.GetCache())),
+			builder.WithPredicates(databaseAppearedOrReady())).
 		WithOptions(opts).
 		Complete(r)
+}
+
+// databaseIndex indexes Backups by the Database their source names.
+const databaseIndex = "spec.source.databaseRef.name"
+
+// backupsOf maps a Database to the Backups of it, so that a Backup that
+// waits for its Database goes on as soon as the Database exists or is
+// Ready, instead of at its next retry.
+func (r *Reconciler) backupsOf(reader client.Reader) handler.MapFunc {
+	return func(ctx context.Context, db client.Object) []ctrl.Request {
+		list := &v1alpha1.BackupList{}
+		if err := reader.List(ctx, list, client.InNamespace(db.GetNamespace()), client.MatchingFields{databaseIndex: db.GetName()}); err != nil {
+			log.FromContext(ctx).Error(err, "Listing the Backups of a Database", "database", db.GetName())
+			return nil
+		}
+		reqs := make([]ctrl.Request, 0, len(list.Items))
+		for _, b := range list.Items {
+			reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&b)})
+		}
+		return reqs
+	}
+}
+
+// databaseAppearedOrReady passes a Database's creation, deletion, and a
+// change of its Ready condition: what a Backup of it waits for.
+func databaseAppearedOrReady() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, ok1 := e.ObjectOld.(*v1alpha1.Database)
+			after, ok2 := e.ObjectNew.(*v1alpha1.Database)
+			return ok1 && ok2 && meta.IsStatusConditionTrue(before.Status.Conditions, v1alpha1.ConditionReady) !=
+				meta.IsStatusConditionTrue(after.Status.Conditions, v1alpha1.ConditionReady)
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 // metav1Time returns a pointer to a metav1.Time, or nil for the zero time.

@@ -173,11 +173,17 @@ func computeStatus(b *v1alpha1.Backup, obs observed, runs []v1alpha1.BackupRun, 
 			fmt.Sprintf("Job %s: %s", st.History[0].Job, st.History[0].Message)))
 	}
 
+	// The generation was looked at, even when it cannot be used: the
+	// conditions say why, for this generation.
+	st.ObservedGeneration = gen
 	if p := obs.problem; p != nil {
-		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionReady, conditions.False(p.Reason, p.Message))
+		phase := v1alpha1.BackupFailed
+		if waitReasons[p.Reason] {
+			phase = v1alpha1.BackupPending
+		}
+		summarize(&st, gen, phase, conditions.False(p.Reason, p.Message))
 		return st
 	}
-	st.ObservedGeneration = gen
 	next := obs.schedule.next(now)
 	st.NextScheduleTime = metav1Time(next)
 	if b.Spec.Suspend {
@@ -201,17 +207,39 @@ func computeStatus(b *v1alpha1.Backup, obs observed, runs []v1alpha1.BackupRun, 
 	switch {
 	case stale:
 		c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionBackupStale)
-		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionReady, conditions.False(v1alpha1.ReasonBackupStale, c.Message))
+		summarize(&st, gen, v1alpha1.BackupFailed, conditions.False(v1alpha1.ReasonBackupStale, c.Message))
 	case last.Status == metav1.ConditionFalse:
-		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionReady, conditions.False(last.Reason, last.Message))
+		summarize(&st, gen, v1alpha1.BackupFailed, conditions.False(last.Reason, last.Message))
+	case b.Spec.Suspend:
+		summarize(&st, gen, v1alpha1.BackupSuspended, conditions.True(v1alpha1.ReasonScheduled, "Suspended"))
 	default:
-		msg := "Suspended"
-		if !b.Spec.Suspend {
-			msg = "Next run at " + next.UTC().Format(time.RFC3339)
-		}
-		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionReady, conditions.True(v1alpha1.ReasonScheduled, msg))
+		summarize(&st, gen, v1alpha1.BackupScheduled, conditions.True(v1alpha1.ReasonScheduled, "Next run at "+next.UTC().Format(time.RFC3339)))
 	}
 	return st
+}
+
+// waitReasons are the reasons a Backup is not Ready that need no user: it
+// waits for its Database, or Steward retries a request.
+var waitReasons = map[string]bool{
+	v1alpha1.ReasonWaitingForDatabase: true,
+	v1alpha1.ReasonReconcileError:     true,
+}
+
+// summarize sets the phase, Ready, and the kstatus conditions that follow
+// from them: Reconciling while the Backup waits (Pending), Stalled when it
+// needs the user (Failed).
+func summarize(st *v1alpha1.BackupStatus, gen int64, phase v1alpha1.BackupPhase, ready conditions.Cond) {
+	st.Phase = phase
+	conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionReady, ready)
+	reconciling, stalled := conditions.False(v1alpha1.ReasonReconciled, ""), conditions.False(v1alpha1.ReasonHealthy, "")
+	switch phase {
+	case v1alpha1.BackupPending:
+		reconciling = conditions.True(ready.Reason, ready.Message)
+	case v1alpha1.BackupFailed:
+		stalled = conditions.True(ready.Reason, ready.Message)
+	}
+	conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionReconciling, reconciling)
+	conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionStalled, stalled)
 }
 
 // staleTime is when the Backup is stale without a new success: twice the

@@ -61,12 +61,14 @@ func computeStatus(c *v1alpha1.Cache, obs observed) v1alpha1.CacheStatus {
 		st.Nodes = obs.nodes
 	}
 
+	// The generation was looked at, even when it cannot be used: the
+	// conditions say why, for this generation.
+	st.ObservedGeneration = gen
 	if p := obs.problem; p != nil {
 		st.Phase = v1alpha1.CacheDegraded
 		conditions.SetProblem(&st.Conditions, gen, *p)
 		return st
 	}
-	st.ObservedGeneration = gen
 
 	w := obs.workload
 	if w == nil {
@@ -103,7 +105,7 @@ func computeStatus(c *v1alpha1.Cache, obs observed) v1alpha1.CacheStatus {
 			conditions.True(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d nodes ready", w.Ready, w.Want)),
 			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
 			conditions.False(v1alpha1.ReasonHealthy, ""))
-	case rolledOut && (w.Complete || c.Status.Phase == v1alpha1.CacheRunning || c.Status.Phase == v1alpha1.CacheDegraded):
+	case rolledOut && (w.Complete || c.Status.Phase == v1alpha1.CacheRunning || c.Status.Phase == v1alpha1.CacheDegraded) && !scalingUp(c, w):
 		// Every node runs the current spec, yet some are not available: they
 		// crashed or fail their probes after the rollout finished.
 		msg := fmt.Sprintf("%d of %d nodes available", w.Available, w.Want)
@@ -133,4 +135,10 @@ func notReadyReason(c *v1alpha1.Cache) string {
 func neverReady(c *v1alpha1.Cache) bool {
 	r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
 	return r == nil || (r.Status != metav1.ConditionTrue && r.Reason == v1alpha1.ReasonCreating)
+}
+
+// scalingUp reports whether a Running Cache lacks ready nodes only because
+// more were asked for.
+func scalingUp(c *v1alpha1.Cache, w *rollout.State) bool {
+	return c.Status.Phase == v1alpha1.CacheRunning && rollout.ScalingUp(c.Status.ReadyReplicas, w.Ready, w.Want)
 }

@@ -46,6 +46,7 @@ func statefulSet(replicas, updated, ready int32) *rollout.State {
 func TestComputeStatus(t *testing.T) {
 	running := func(c *v1alpha1.Cache) {
 		c.Status.Phase = v1alpha1.CacheRunning
+		c.Status.Replicas, c.Status.ReadyReplicas = 3, 3
 		conditions.Set(&c.Status.Conditions, 1, conditions.True(v1alpha1.ReasonAvailable, ""), conditions.False(v1alpha1.ReasonRolloutComplete, ""), conditions.False(v1alpha1.ReasonHealthy, ""))
 	}
 	imagePull := &stuckpods.Problem{Reason: v1alpha1.ReasonImagePullFailing, Message: `pod store-0 container redis: ImagePullBackOff: Back-off pulling image "redis:nope"`}
@@ -65,6 +66,8 @@ func TestComputeStatus(t *testing.T) {
 		{"first rollout", newCache(v1alpha1.EngineRedis), observed{workload: statefulSet(3, 3, 1)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonCreating},
 		{"all ready", newCache(v1alpha1.EngineRedis), observed{workload: statefulSet(3, 3, 3)}, v1alpha1.CacheRunning, metav1.ConditionTrue, v1alpha1.ReasonAvailable},
 		{"node lost after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 3, 2)}, v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonUnavailable},
+		{"scaled up from 2 to 3 nodes, the new one not ready yet", newCache(v1alpha1.EngineRedis, running, func(c *v1alpha1.Cache) { c.Status.Replicas, c.Status.ReadyReplicas = 2, 2 }),
+			observed{workload: statefulSet(3, 3, 2)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
 		{"rolling out after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 1, 3)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
 		{"scaling up after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(2, 2, 2)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
 		{"problem", newCache(v1alpha1.EngineRedis, running), observed{problem: &conditions.Problem{Reason: v1alpha1.ReasonNameConflict, Message: "taken"}}, v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonNameConflict},
@@ -90,8 +93,11 @@ func TestComputeStatus(t *testing.T) {
 			if st.Phase != tt.phase || r.Status != tt.ready || r.Reason != tt.reason {
 				t.Errorf("phase %q, Ready %s/%s; want %q, %s/%s", st.Phase, r.Status, r.Reason, tt.phase, tt.ready, tt.reason)
 			}
-			if len(st.Conditions) != 3 {
-				t.Errorf("conditions = %d, want Ready, Progressing and Degraded", len(st.Conditions))
+			if len(st.Conditions) != 5 {
+				t.Errorf("conditions = %d, want Ready, Progressing, Degraded, Reconciling and Stalled", len(st.Conditions))
+			}
+			if meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionReconciling) && meta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionStalled) {
+				t.Error("Reconciling and Stalled are both True")
 			}
 		})
 	}

@@ -71,8 +71,10 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 	gen := db.Generation
 	observedFields(db, obs, &st)
 
+	// The generation was looked at, even when it cannot be used: the
+	// conditions say why, for this generation.
+	st.ObservedGeneration = gen
 	if b := obs.blocked; b != nil {
-		st.ObservedGeneration = gen
 		st.Phase = v1alpha1.DatabaseBlocked
 		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionUpgradeBlocked, conditions.True(b.Reason, b.Message))
 		conditions.SetProblem(&st.Conditions, gen, *b)
@@ -85,7 +87,6 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 		conditions.SetProblem(&st.Conditions, gen, *p)
 		return st
 	}
-	st.ObservedGeneration = gen
 
 	sts := obs.statefulSet
 	if sts == nil {
@@ -136,6 +137,7 @@ func rolloutStatus(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSta
 	s := rollout.OfStatefulSet(sts)
 	rolledOut := s.RolledOut && s.Want == want
 	growing := obs.storage != nil && obs.storage.growing > 0
+	scaling := db.Status.Phase == v1alpha1.DatabaseRunning && rollout.ScalingUp(db.Status.ReadyReplicas, s.Ready, want)
 	switch {
 	case rolledOut && s.Healthy && !growing:
 		st.Phase = v1alpha1.DatabaseRunning
@@ -148,7 +150,7 @@ func rolloutStatus(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSta
 		// A pod that cannot start says more than "0 of 1 ready".
 		st.Phase = v1alpha1.DatabaseDegraded
 		conditions.SetProblem(&st.Conditions, gen, *obs.stuck)
-	case rolledOut && s.Ready < want && everReady(db):
+	case rolledOut && s.Ready < want && everReady(db) && !scaling:
 		// Every instance runs the current spec, yet some are not ready:
 		// they crashed or fail their probes.
 		msg := fmt.Sprintf("%d of %d instances ready", s.Ready, want)
@@ -167,7 +169,7 @@ func rolloutStatus(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSta
 				reason = v1alpha1.ReasonExpandingStorage
 				size := db.Spec.StorageSize()
 				progress = fmt.Sprintf("%d volumes growing to %s", obs.storage.growing, size.String())
-			case s.Replicas != want || s.Want != s.Replicas:
+			case scaling || s.Replicas != want || s.Want != s.Replicas:
 				reason = v1alpha1.ReasonScaling
 			default:
 				reason = v1alpha1.ReasonRollingOut

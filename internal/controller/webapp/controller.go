@@ -180,19 +180,21 @@ func (r *Reconciler) checkPullSecrets(ctx context.Context, app *v1alpha1.WebApp)
 	}, nil
 }
 
-// settleDelay holds back the first status write of a new WebApp while its
-// first rollout is under way, for at most newAppSettle after creation. A
-// WebApp that becomes Ready, or runs into a problem, is written at once: one
-// status write instead of one per step of the rollout. A slower one has its
-// progress written when the delay ends. Until the first write,
-// observedGeneration is 0, which kstatus reads as in progress, as it is.
+// settleDelay holds back the status writes of a new WebApp between its
+// first one and the end of its first rollout, for at most newAppSettle after
+// creation. The first status is written at once, so that kstatus-aware tools
+// read the WebApp as in progress from its first reconcile (without a status
+// they would read it as done); the next is written when the WebApp becomes
+// Ready, runs into a problem, its spec changes, or the delay ends: two status
+// writes instead of one per step of the rollout.
 func settleDelay(app *v1alpha1.WebApp, next v1alpha1.WebAppStatus, now time.Time) time.Duration {
-	if app.Status.ObservedGeneration != 0 {
+	if app.Status.ObservedGeneration == 0 || app.Status.ObservedGeneration != next.ObservedGeneration {
 		return 0
 	}
-	ready := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionReady)
-	if ready == nil || ready.Reason != v1alpha1.ReasonCreating {
-		return 0
+	for _, conds := range [][]metav1.Condition{app.Status.Conditions, next.Conditions} {
+		if ready := meta.FindStatusCondition(conds, v1alpha1.ConditionReady); ready == nil || ready.Reason != v1alpha1.ReasonCreating {
+			return 0
+		}
 	}
 	return app.CreationTimestamp.Add(newAppSettle).Sub(now)
 }

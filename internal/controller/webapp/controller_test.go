@@ -507,11 +507,22 @@ func TestWaitsForAMissingPullSecret(t *testing.T) {
 	}
 }
 
-func TestFirstStatusWriteWaitsForTheRollout(t *testing.T) {
+// TestFirstRolloutWritesStatusTwice checks that a new WebApp has a status
+// from its first reconcile, which kstatus reads as in progress (without one
+// it would read it as done), and that its first rollout costs two status
+// writes: that one and Ready.
+func TestFirstRolloutWritesStatusTwice(t *testing.T) {
 	ns := namespace(t)
 	mark := requests.mark()
 	app := createApp(t, ns, "settle")
 	dep := waitFor(t, named(&appsv1.Deployment{}, ns, "settle"), nil)
+	waitFor(t, app, func(a *v1alpha1.WebApp) error {
+		if a.Status.ObservedGeneration != a.Generation || !meta.IsStatusConditionTrue(a.Status.Conditions, v1alpha1.ConditionReconciling) {
+			return fmt.Errorf("observedGeneration %d of %d, conditions %v: want a status that says the rollout is in progress",
+				a.Status.ObservedGeneration, a.Generation, a.Status.Conditions)
+		}
+		return nil
+	})
 	markDeploymentReady(t, dep)
 	waitFor(t, app, func(a *v1alpha1.WebApp) error {
 		if a.Status.Phase != v1alpha1.WebAppRunning {
@@ -525,7 +536,7 @@ func TestFirstStatusWriteWaitsForTheRollout(t *testing.T) {
 			statusWrites++
 		}
 	}
-	if statusWrites != 1 {
-		t.Errorf("first rollout wrote status %d times, want 1", statusWrites)
+	if statusWrites != 2 {
+		t.Errorf("first rollout wrote status %d times, want 2", statusWrites)
 	}
 }

@@ -59,12 +59,14 @@ func computeStatus(app *v1alpha1.WebApp, obs observed) v1alpha1.WebAppStatus {
 	st.DesiredReplicas = desiredReplicas(app, obs)
 	gen := app.Generation
 
+	// The generation was looked at, even when it cannot be used: the
+	// conditions say why, for this generation.
+	st.ObservedGeneration = gen
 	if p := obs.problem; p != nil {
 		st.Phase = v1alpha1.WebAppDegraded
 		conditions.SetProblem(&st.Conditions, gen, *p)
 		return st
 	}
-	st.ObservedGeneration = gen
 
 	if w := obs.waiting; w != nil {
 		st.Phase = v1alpha1.WebAppPending
@@ -117,7 +119,7 @@ func computeStatus(app *v1alpha1.WebApp, obs observed) v1alpha1.WebAppStatus {
 			conditions.True(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d pods ready", s.Ready, want)),
 			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
 			conditions.False(v1alpha1.ReasonHealthy, ""))
-	case rolledOut && s.Complete:
+	case rolledOut && s.Complete && !scalingUp(app, s):
 		// Every pod runs the current spec, yet some are not available: they
 		// crashed or fail their probes after the rollout finished.
 		msg := fmt.Sprintf("%d of %d pods available", s.Available, want)
@@ -165,4 +167,10 @@ func notReadyReason(app *v1alpha1.WebApp) string {
 func neverReady(app *v1alpha1.WebApp) bool {
 	c := meta.FindStatusCondition(app.Status.Conditions, v1alpha1.ConditionReady)
 	return c == nil || (c.Status != metav1.ConditionTrue && c.Reason == v1alpha1.ReasonCreating)
+}
+
+// scalingUp reports whether a Running WebApp lacks available pods only
+// because more were asked for.
+func scalingUp(app *v1alpha1.WebApp, s rollout.State) bool {
+	return app.Status.Phase == v1alpha1.WebAppRunning && rollout.ScalingUp(app.Status.ReadyReplicas, s.Ready, s.Want)
 }

@@ -44,6 +44,7 @@ func deployment(spec, observedGen, gen int64, replicas, updated, ready, availabl
 
 func readyBefore(a *v1alpha1.WebApp) {
 	a.Status.Phase = v1alpha1.WebAppRunning
+	a.Status.Replicas, a.Status.ReadyReplicas = 1, 1
 	a.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonAvailable}}
 }
 
@@ -137,6 +138,15 @@ func TestComputeStatus(t *testing.T) {
 			degraded: metav1.ConditionTrue, observedGen: 1, desired: 1,
 		},
 		{
+			name: "scaled up from 2 to 3, the new pod not ready yet", app: newApp(readyBefore, func(a *v1alpha1.WebApp) {
+				a.Spec.Replicas = new(int32(3))
+				a.Status.Replicas, a.Status.ReadyReplicas = 2, 2
+			}),
+			obs:   observed{deployment: deployment(3, 1, 1, 3, 3, 2, 2, rolloutDone)},
+			phase: v1alpha1.WebAppDeploying, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonRollingOut,
+			degraded: metav1.ConditionFalse, observedGen: 1, desired: 3,
+		},
+		{
 			name: "scaled to zero", app: newApp(func(a *v1alpha1.WebApp) { a.Spec.Replicas = new(int32(0)) }),
 			obs:   observed{deployment: deployment(0, 1, 1, 0, 0, 0, 0, rolloutDone)},
 			phase: v1alpha1.WebAppRunning, ready: metav1.ConditionTrue, reason: v1alpha1.ReasonAvailable,
@@ -186,14 +196,14 @@ func TestComputeStatus(t *testing.T) {
 			degraded: metav1.ConditionFalse, observedGen: 1, desired: 1,
 		},
 		{
-			name: "a user error keeps the old observed generation",
+			name: "a user error records the generation it was found in",
 			app: newApp(func(a *v1alpha1.WebApp) {
 				a.Generation = 2
 				a.Status.ObservedGeneration = 1
 			}),
 			obs:   observed{problem: &conditions.Problem{Reason: v1alpha1.ReasonNameConflict, Message: "a Deployment named shop already exists"}},
 			phase: v1alpha1.WebAppDegraded, ready: metav1.ConditionFalse, reason: v1alpha1.ReasonNameConflict,
-			degraded: metav1.ConditionTrue, observedGen: 1, desired: 1,
+			degraded: metav1.ConditionTrue, observedGen: 2, desired: 1,
 		},
 	}
 	for _, tt := range tests {
@@ -247,8 +257,12 @@ func TestSettleDelay(t *testing.T) {
 	app := newApp(func(a *v1alpha1.WebApp) { a.CreationTimestamp = metav1.NewTime(created) })
 	creating := computeStatus(app, observed{deployment: deployment(1, 1, 1, 1, 1, 0, 0)})
 	running := computeStatus(app, observed{deployment: deployment(1, 1, 1, 1, 1, 1, 1)})
-	waiting := computeStatus(app, observed{waiting: &conditions.Problem{Reason: v1alpha1.ReasonWaitingForPullSecret}})
+	waiting := computeStatus(app, observed{waiting: &conditions.Problem{Reason: v1alpha1.ReasonWaitingForPullSecret, Message: "Waiting"}})
 
+	if got := settleDelay(app, creating, created.Add(100*time.Millisecond)); got != 0 {
+		t.Errorf("no status yet: delay %s, want none (the first status is written at once)", got)
+	}
+	app.Status = *creating.DeepCopy()
 	if got := settleDelay(app, creating, created.Add(500*time.Millisecond)); got != newAppSettle-500*time.Millisecond {
 		t.Errorf("creating, 0.5 s old: delay %s, want %s", got, newAppSettle-500*time.Millisecond)
 	}
@@ -261,9 +275,10 @@ func TestSettleDelay(t *testing.T) {
 	if got := settleDelay(app, waiting, created.Add(100*time.Millisecond)); got != 0 {
 		t.Errorf("waiting for a Secret: delay %s, want none", got)
 	}
-	app.Status.ObservedGeneration = 1
-	if got := settleDelay(app, creating, created.Add(100*time.Millisecond)); got != 0 {
-		t.Errorf("status already written: delay %s, want none", got)
+	edited := *creating.DeepCopy()
+	edited.ObservedGeneration = 2
+	if got := settleDelay(app, edited, created.Add(100*time.Millisecond)); got != 0 {
+		t.Errorf("spec changed: delay %s, want none", got)
 	}
 }
 
