@@ -211,7 +211,9 @@ type ConfigRevision struct {
 
 // AppConfigStatus is the observed state of an AppConfig.
 type AppConfigStatus struct {
-	// ObservedGeneration is the generation the status describes.
+	// ObservedGeneration is the generation the status describes. It is -1
+	// until Steward first looked at the object, which kstatus-aware tools
+	// (Flux, kubectl wait) read as in progress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -274,6 +276,7 @@ type AppConfig struct {
 
 	// Status is the observed state, written by Steward.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status AppConfigStatus `json:"status,omitempty"`
 }
 

@@ -398,7 +398,9 @@ type StackEndpoint struct {
 
 // AppStackStatus is the observed state of an AppStack.
 type AppStackStatus struct {
-	// ObservedGeneration is the generation the status describes.
+	// ObservedGeneration is the generation the status describes. It is -1
+	// until Steward first looked at the object, which kstatus-aware tools
+	// (Flux, kubectl wait) read as in progress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -454,6 +456,7 @@ type AppStack struct {
 
 	// Status is the observed state, written by Steward.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status AppStackStatus `json:"status,omitempty"`
 }
 

@@ -269,7 +269,9 @@ const (
 
 // BackupStatus is the observed state of a Backup.
 type BackupStatus struct {
-	// ObservedGeneration is the metadata.generation this status describes.
+	// ObservedGeneration is the metadata.generation this status describes. It is -1
+	// until Steward first looked at the object, which kstatus-aware tools
+	// (Flux, kubectl wait) read as in progress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -333,6 +335,7 @@ type Backup struct {
 
 	// Status is the observed state, written by Steward.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status BackupStatus `json:"status,omitempty"`
 }
 
@@ -420,7 +423,9 @@ const (
 
 // RestoreStatus is the observed state of a Restore.
 type RestoreStatus struct {
-	// ObservedGeneration is the metadata.generation this status describes.
+	// ObservedGeneration is the metadata.generation this status describes. It is -1
+	// until Steward first looked at the object, which kstatus-aware tools
+	// (Flux, kubectl wait) read as in progress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// Phase summarizes the state.
@@ -469,6 +474,7 @@ type Restore struct {
 
 	// Status is the observed state, written by Steward.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status RestoreStatus `json:"status,omitempty"`
 }
 

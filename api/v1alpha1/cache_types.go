@@ -157,7 +157,9 @@ const (
 
 // CacheStatus is the observed state of a Cache.
 type CacheStatus struct {
-	// ObservedGeneration is the metadata.generation this status describes.
+	// ObservedGeneration is the metadata.generation this status describes. It is -1
+	// until Steward first looked at the object, which kstatus-aware tools
+	// (Flux, kubectl wait) read as in progress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -226,6 +228,7 @@ type Cache struct {
 
 	// Status is the observed state, written by Steward.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status CacheStatus `json:"status,omitempty"`
 }
 

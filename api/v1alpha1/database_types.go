@@ -268,7 +268,9 @@ const (
 
 // DatabaseStatus is the observed state of a Database.
 type DatabaseStatus struct {
-	// ObservedGeneration is the metadata.generation this status describes.
+	// ObservedGeneration is the metadata.generation this status describes. It is -1
+	// until Steward first looked at the object, which kstatus-aware tools
+	// (Flux, kubectl wait) read as in progress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -354,6 +356,7 @@ type Database struct {
 
 	// Status is the observed state, written by Steward.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status DatabaseStatus `json:"status,omitempty"`
 }
 

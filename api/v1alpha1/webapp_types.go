@@ -289,7 +289,9 @@ const (
 
 // WebAppStatus is the observed state of a WebApp.
 type WebAppStatus struct {
-	// ObservedGeneration is the metadata.generation this status describes.
+	// ObservedGeneration is the metadata.generation this status describes. It is -1
+	// until Steward first looked at the object, which kstatus-aware tools
+	// (Flux, kubectl wait) read as in progress.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
@@ -355,6 +357,7 @@ type WebApp struct {
 
 	// Status is the observed state, written by Steward.
 	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
 	Status WebAppStatus `json:"status,omitempty"`
 }
 

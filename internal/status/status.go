@@ -20,10 +20,14 @@ package status
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
@@ -33,17 +37,104 @@ import (
 // obj holds next. opts go to the merge patch, for example
 // client.MergeFromWithOptimisticLock{} where a concurrent writer's change
 // must not be overwritten.
+//
+// A reconcile that reads obj from a cache which has not seen the last write
+// yet would write the same status again; Write remembers, per object, the
+// version it last wrote on top of and what it wrote, and skips that repeat.
 func Write[S any](ctx context.Context, c client.Client, obj client.Object, current *S, next S, opts ...client.MergeFromOption) error {
 	if equality.Semantic.DeepEqual(*current, next) {
 		return nil
 	}
+	sum, err := digest(next)
+	if err != nil {
+		return fmt.Errorf("writing status of %s %s: %w", kindOf(obj), obj.GetName(), err)
+	}
+	if written.repeats(obj, sum) {
+		return nil
+	}
 	orig := obj.DeepCopyObject().(client.Object)
+	base := obj.GetResourceVersion()
 	*current = next
 	if err := c.Status().Patch(ctx, obj, client.MergeFromWithOptions(orig, opts...)); err != nil {
 		return fmt.Errorf("writing status of %s %s: %w", kindOf(obj), obj.GetName(), err)
 	}
+	written.remember(obj.GetUID(), base, sum)
 	log.FromContext(ctx).V(1).Info("Status updated")
 	return nil
+}
+
+// lastWrite is the status last written for an object: on top of which
+// resourceVersion, and its digest.
+type lastWrite struct {
+	base string
+	sum  [sha256.Size]byte
+}
+
+// writeLog remembers the last status write of each object.
+type writeLog struct {
+	mu     sync.Mutex
+	byUID  map[types.UID]lastWrite
+	maxLen int
+}
+
+// written is the process' log of status writes. It forgets everything when
+// it holds more than maxLen objects: a forgotten object at worst has one
+// status written twice.
+var written = &writeLog{byUID: map[types.UID]lastWrite{}, maxLen: 100000}
+
+// repeats reports whether writing a status with digest sum over obj as read
+// would repeat the last write: obj is still the version that write was made
+// on top of, and the status is the same.
+func (l *writeLog) repeats(obj client.Object, sum [sha256.Size]byte) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	last, ok := l.byUID[obj.GetUID()]
+	return ok && obj.GetResourceVersion() != "" && last.base == obj.GetResourceVersion() && last.sum == sum
+}
+
+// remember records a status write made on top of resourceVersion base.
+func (l *writeLog) remember(uid types.UID, base string, sum [sha256.Size]byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.byUID) >= l.maxLen {
+		clear(l.byUID)
+	}
+	l.byUID[uid] = lastWrite{base: base, sum: sum}
+}
+
+// digest is the SHA-256 of a status' JSON without its conditions'
+// lastTransitionTime: a reconcile that computes the status again from a
+// stale copy stamps a transition with its own time, yet writes the same
+// status.
+func digest(st any) ([sha256.Size]byte, error) {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	if b, err = json.Marshal(withoutTransitionTimes(v)); err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return sha256.Sum256(b), nil
+}
+
+// withoutTransitionTimes removes every lastTransitionTime key from v.
+func withoutTransitionTimes(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		delete(x, "lastTransitionTime")
+		for k, e := range x {
+			x[k] = withoutTransitionTimes(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = withoutTransitionTimes(e)
+		}
+	}
+	return v
 }
 
 // kindOf is obj's kind: from its type, as typed objects read from a cache

@@ -219,6 +219,12 @@ func TestMemcached(t *testing.T) {
 
 	// Scale down.
 	scale(t, c, 1)
+	waitFor(t, dep, func(d *appsv1.Deployment) error {
+		if *d.Spec.Replicas != 1 {
+			return fmt.Errorf("deployment replicas %d", *d.Spec.Replicas)
+		}
+		return nil
+	})
 	deletePod(t, ns, "sessions-a")
 	deletePod(t, ns, "sessions-c")
 	markDeploymentReady(t, dep)

@@ -137,8 +137,8 @@ func neverReady(c *v1alpha1.Cache) bool {
 	return r == nil || (r.Status != metav1.ConditionTrue && r.Reason == v1alpha1.ReasonCreating)
 }
 
-// scalingUp reports whether a Running Cache lacks ready nodes only because
-// more were asked for.
+// scalingUp reports whether a Cache that is not Degraded lacks ready nodes
+// only because more were asked for.
 func scalingUp(c *v1alpha1.Cache, w *rollout.State) bool {
-	return c.Status.Phase == v1alpha1.CacheRunning && rollout.ScalingUp(c.Status.ReadyReplicas, w.Ready, w.Want)
+	return c.Status.Phase != v1alpha1.CacheDegraded && rollout.ScalingUp(c.Status.ReadyReplicas, w.Ready, w.Want)
 }

@@ -137,7 +137,7 @@ func rolloutStatus(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSta
 	s := rollout.OfStatefulSet(sts)
 	rolledOut := s.RolledOut && s.Want == want
 	growing := obs.storage != nil && obs.storage.growing > 0
-	scaling := db.Status.Phase == v1alpha1.DatabaseRunning && rollout.ScalingUp(db.Status.ReadyReplicas, s.Ready, want)
+	scaling := db.Status.Phase != v1alpha1.DatabaseDegraded && rollout.ScalingUp(db.Status.ReadyReplicas, s.Ready, want)
 	switch {
 	case rolledOut && s.Healthy && !growing:
 		st.Phase = v1alpha1.DatabaseRunning

@@ -169,8 +169,10 @@ func neverReady(app *v1alpha1.WebApp) bool {
 	return c == nil || (c.Status != metav1.ConditionTrue && c.Reason == v1alpha1.ReasonCreating)
 }
 
-// scalingUp reports whether a Running WebApp lacks available pods only
-// because more were asked for.
+// scalingUp reports whether a WebApp that is not Degraded lacks available
+// pods only because more were asked for. The reconcile that scales a
+// Running WebApp already makes it Deploying, so the phase before is not
+// Running when the new pods are counted.
 func scalingUp(app *v1alpha1.WebApp, s rollout.State) bool {
-	return app.Status.Phase == v1alpha1.WebAppRunning && rollout.ScalingUp(app.Status.ReadyReplicas, s.Ready, s.Want)
+	return app.Status.Phase != v1alpha1.WebAppDegraded && rollout.ScalingUp(app.Status.ReadyReplicas, s.Ready, s.Want)
 }
