@@ -115,8 +115,13 @@ func TestBenchSmall(t *testing.T) {
 				t.Errorf("%s per stack = %v, want %v (all: %v)", k, got, n, s.RequestsPerStack)
 			}
 		}
-		if w := s.StatusWritesPerStack; w < 1 || w > 10 {
-			t.Errorf("AppStack status writes per stack = %v, want 1 to 10", w)
+		// A stack's status records each component's Ready reason, so it
+		// is written again when a component's reason changes. A WebApp's
+		// first status is now written at once (Creating, for kstatus),
+		// which is one more change per WebApp the stack sees: about 10 in
+		// a small run, where it was about 7.
+		if w := s.StatusWritesPerStack; w < 1 || w > 16 {
+			t.Errorf("AppStack status writes per stack = %v, want 1 to 16", w)
 		}
 		if res.Idle.Writes != 0 {
 			t.Errorf("%v writes in the idle window: %v", res.Idle.Writes, res.Idle.Requests)
