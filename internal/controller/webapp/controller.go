@@ -188,7 +188,7 @@ func (r *Reconciler) checkPullSecrets(ctx context.Context, app *v1alpha1.WebApp)
 // Ready, runs into a problem, its spec changes, or the delay ends: two status
 // writes instead of one per step of the rollout.
 func settleDelay(app *v1alpha1.WebApp, next v1alpha1.WebAppStatus, now time.Time) time.Duration {
-	if app.Status.ObservedGeneration == 0 || app.Status.ObservedGeneration != next.ObservedGeneration {
+	if app.Status.ObservedGeneration != next.ObservedGeneration {
 		return 0
 	}
 	for _, conds := range [][]metav1.Condition{app.Status.Conditions, next.Conditions} {
