@@ -51,6 +51,9 @@ type Tuning struct {
 	// Parameters are the user's engine settings. They win over tuned values.
 	// Controlled keys must have been rejected before (see Engine.Controlled).
 	Parameters map[string]string
+	// SynchronousReplicas is how many replicas must have a commit before
+	// the primary acknowledges it; zero means asynchronous replication.
+	SynchronousReplicas int
 }
 
 // Config is what one instance needs at run time.
@@ -71,6 +74,10 @@ type Config struct {
 	// ServerID is unique per instance of one Database (ordinal + 1); engines
 	// with replication ids use it.
 	ServerID int
+	// Name is the instance's name (its pod's); a replica introduces itself
+	// to the primary by it, and the primary lists its streaming replicas by
+	// it.
+	Name string
 	// Superuser, Owner and Replication are the engine's users. Owner owns
 	// Database.
 	Superuser   Credentials
@@ -117,6 +124,35 @@ type Status struct {
 	PendingRestart []string `json:"pendingRestart,omitempty"`
 	// Message says what is wrong when Ready is false.
 	Message string `json:"message,omitempty"`
+	// Position is how far the instance's history goes, in bytes of the
+	// engine's log: what a primary has written, what a replica has
+	// received. Comparable between the instances of one Database; zero when
+	// unknown or when the engine does not measure it.
+	Position int64 `json:"position,omitempty"`
+	// Timeline is the history a PostgreSQL instance is on; each promotion
+	// starts a new one.
+	Timeline int64 `json:"timeline,omitempty"`
+	// Streaming names, on a primary, the replicas that stream from it now.
+	Streaming []string `json:"streaming,omitempty"`
+}
+
+// Failover is implemented by the engines whose instances can change roles:
+// a replica promoted, a former primary made a replica of the new one.
+type Failover interface {
+	// IsReplica reports whether the initialised cfg.DataDir was last a
+	// replica's.
+	IsReplica(cfg Config) (bool, error)
+	// Rejoin makes the data directory of a stopped former primary, or of a
+	// replica that may have diverged, a replica of cfg.PrimaryHost: its
+	// history is wound back to where the two diverged. What only the former
+	// primary had is discarded.
+	Rejoin(ctx context.Context, cfg Config) error
+	// StoppedPosition is the Position at which the cleanly stopped server
+	// of cfg.DataDir ended.
+	StoppedPosition(ctx context.Context, cfg Config) (int64, error)
+	// Promote makes a running replica the primary and returns once it
+	// accepts writes.
+	Promote(ctx context.Context, s Server) error
 }
 
 // Engine is one database engine's operational knowledge.

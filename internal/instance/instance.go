@@ -29,10 +29,10 @@ limitations under the License.
 //   - STEWARD_DATA_DIR: a directory one level below the volume's mount point;
 //   - STEWARD_CONFIG_DIR: the rendered configuration (a ConfigMap volume);
 //   - STEWARD_RUN_DIR: a writable emptyDir for sockets and secret files;
-//   - POD_NAME: the StatefulSet pod name; the number after the last '-' is
-//     the ordinal, ordinal 0 is the primary, ServerID is ordinal + 1;
-//   - STEWARD_PRIMARY_HOST and STEWARD_PRIMARY_PORT: the primary, used by
-//     replicas (ordinal > 0) only;
+//   - POD_NAME: the StatefulSet pod name, the instance's name; the number
+//     after the last '-' is the ordinal, ServerID is ordinal + 1;
+//   - STEWARD_PRIMARY_PORT: the primary's port when an assignment gives
+//     none (default STEWARD_PORT);
 //   - the credentials, from a Secret, and STEWARD_DATABASE;
 //   - optionally STEWARD_PORT (the engine's default when unset),
 //     STEWARD_BIN_DIR (default $PATH), STEWARD_RUN_AS_UID and _GID (when the
@@ -40,11 +40,17 @@ limitations under the License.
 //
 // HTTP endpoints on STEWARD_STATUS_ADDR (default ":8008"):
 //
-//   - /healthz: 200 while the manager is initialising or starting the server
-//     and while the server runs; 503 once the server has exited;
+//   - /healthz: 200 while the manager runs, whatever the server does: the
+//     operator, not a restart of the container, decides what happens to
+//     an instance whose server stopped;
 //   - /readyz: 200 when the engine's Status is Ready, otherwise 503 with the
 //     reason;
-//   - /status: the engine.Status as JSON (200 even when not ready).
+//   - /status: the Report as JSON (200 even when not ready): the
+//     engine.Status, the manager's phase and term;
+//   - POST /role: an Assignment from the operator, with the bearer token
+//     ControlToken(replication password). Which instance is the primary is
+//     the operator's decision alone (see manager.go): the server does not
+//     start before the first assignment.
 package instance
 
 import (
@@ -62,7 +68,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/steward-dev/steward/internal/engine"
@@ -81,7 +86,6 @@ const (
 	EnvPort                = "STEWARD_PORT"
 	EnvStatusAddr          = "STEWARD_STATUS_ADDR"
 	EnvPodName             = "POD_NAME"
-	EnvPrimaryHost         = "STEWARD_PRIMARY_HOST"
 	EnvPrimaryPort         = "STEWARD_PRIMARY_PORT"
 	EnvDatabase            = "STEWARD_DATABASE"
 	EnvSuperuserUsername   = "STEWARD_SUPERUSER_USERNAME"
@@ -182,17 +186,13 @@ func FromEnv(getenv func(string) string) (Options, error) {
 	if err != nil {
 		return o, err
 	}
-	c.ServerID = ordinal + 1
+	c.ServerID, c.Name = ordinal+1, pod
 	if c.Port, err = intVar(EnvPort, 0); err != nil {
 		return o, err
 	}
-	if ordinal > 0 {
-		if c.PrimaryHost = getenv(EnvPrimaryHost); c.PrimaryHost == "" {
-			return o, fmt.Errorf("%s is required on replica %s", EnvPrimaryHost, pod)
-		}
-		if c.PrimaryPort, err = intVar(EnvPrimaryPort, c.Port); err != nil {
-			return o, err
-		}
+	// The primary's port when an assignment gives none.
+	if c.PrimaryPort, err = intVar(EnvPrimaryPort, c.Port); err != nil {
+		return o, err
 	}
 	if o.Engine, err = engine.Get(engineName); err != nil {
 		return o, err
@@ -229,30 +229,10 @@ func Main(ctx context.Context, stderr io.Writer) int {
 	return 0
 }
 
-// state is what the HTTP endpoints report.
-type state struct {
-	mu     sync.Mutex
-	server engine.Server
-	phase  string
-	exited bool
-}
-
-func (s *state) set(phase string, srv engine.Server) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.phase, s.server = phase, srv
-}
-
-func (s *state) get() (string, engine.Server, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.phase, s.server, s.exited
-}
-
-// Run initialises the data directory when needed, starts the server, serves
-// the HTTP endpoints and watches ConfigDir until ctx ends, then stops the
-// server and returns nil. It returns an error when the server could not be
-// started or exited on its own.
+// Run serves the HTTP endpoints and runs the server in the role the
+// operator assigns (POST /role) until ctx ends, then stops the server and
+// returns nil. Before the first assignment the server does not run: only
+// the operator knows whether this instance is still the primary.
 func Run(ctx context.Context, o Options) error {
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
@@ -263,125 +243,32 @@ func Run(ctx context.Context, o Options) error {
 	if o.StopTimeout == 0 {
 		o.StopTimeout = 60 * time.Second
 	}
-	cfg := o.Config
-	role := engine.RolePrimary
-	if cfg.PrimaryHost != "" {
-		role = engine.RoleReplica
-	}
-	log := o.Log.With("engine", o.Engine.Name(), "role", string(role), "serverID", cfg.ServerID)
-
-	st := &state{phase: "initialising"}
+	o.Log = o.Log.With("engine", o.Engine.Name(), "instance", o.Config.Name)
+	m := newManager(o)
 	ln, err := net.Listen("tcp", o.StatusAddr)
 	if err != nil {
 		return fmt.Errorf("status endpoint: %w", err)
 	}
-	hs := &http.Server{Handler: handler(st), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: handler(m, ControlToken(o.Config.Replication.Password)), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("status endpoint failed", "error", err)
+			o.Log.Error("status endpoint failed", "error", err)
 		}
 	}()
 	defer func() { _ = hs.Close() }()
 	if o.Listening != nil {
 		o.Listening(ln.Addr())
 	}
-	log.Info("status endpoint listening", "addr", ln.Addr().String())
-
-	ok, err := o.Engine.Initialized(cfg)
-	if err != nil {
-		return fmt.Errorf("checking the data directory: %w", err)
-	}
-	if !ok {
-		if err := initialise(ctx, o, log); err != nil {
-			if ctx.Err() != nil {
-				log.Info("stopped while initialising")
-				return nil
-			}
-			return err
-		}
-	}
-
-	st.set("starting", nil)
-	log.Info("starting the server", "dataDir", cfg.DataDir, "configDir", cfg.ConfigDir, "port", cfg.Port)
-	srv, err := o.Engine.Start(ctx, cfg)
-	if err != nil {
-		if ctx.Err() != nil {
-			log.Info("stopped while starting")
-			return nil
-		}
-		return fmt.Errorf("starting the server: %w", err)
-	}
-	stop := func() error {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.StopTimeout)
-		defer cancel()
-		log.Info("stopping the server")
-		if err := srv.Stop(sctx); err != nil {
-			return fmt.Errorf("stopping the server: %w", err)
-		}
-		log.Info("server stopped")
-		return nil
-	}
-	if role == engine.RolePrimary {
-		if err := srv.EnsureUsers(ctx); err != nil {
-			_ = stop()
-			return fmt.Errorf("ensuring users: %w", err)
-		}
-		log.Info("users ensured", "owner", cfg.Owner.Username, "replication", cfg.Replication.Username, "database", cfg.Database)
-	}
-	st.set("running", srv)
-	log.Info("server running")
-
-	hash, err := configHash(cfg.ConfigDir)
-	if err != nil {
-		log.Warn("reading the configuration", "error", err)
-	}
-	tick := time.NewTicker(o.PollInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return stop()
-		case <-srv.Done():
-			st.mu.Lock()
-			st.exited = true
-			st.mu.Unlock()
-			err := srv.Err()
-			if err == nil {
-				err = errors.New("exited")
-			}
-			return fmt.Errorf("the server stopped on its own: %w", err)
-		case <-tick.C:
-			h, err := configHash(cfg.ConfigDir)
-			if err != nil {
-				log.Warn("reading the configuration", "error", err)
-				continue
-			}
-			if h == hash {
-				continue
-			}
-			log.Info("configuration changed, reloading")
-			if err := srv.Reload(ctx); err != nil {
-				log.Error("reload failed", "error", err)
-				continue
-			}
-			hash = h
-			s := srv.Status(ctx)
-			if len(s.PendingRestart) > 0 {
-				log.Warn("settings take effect only after a restart", "pendingRestart", s.PendingRestart)
-			} else {
-				log.Info("configuration reloaded")
-			}
-		}
-	}
+	o.Log.Info("status endpoint listening, waiting for a role", "addr", ln.Addr().String())
+	return m.run(ctx)
 }
 
 // initialise creates the database (primary) or clones the primary
 // (replica), retrying the clone with backoff until the primary answers.
-func initialise(ctx context.Context, o Options, log *slog.Logger) error {
-	cfg := o.Config
+func initialise(ctx context.Context, eng engine.Engine, cfg engine.Config, log *slog.Logger) error {
 	if cfg.PrimaryHost == "" {
 		log.Info("initialising a new database", "dataDir", cfg.DataDir)
-		if err := o.Engine.InitPrimary(ctx, cfg); err != nil {
+		if err := eng.InitPrimary(ctx, cfg); err != nil {
 			return fmt.Errorf("initialising the database: %w", err)
 		}
 		log.Info("database initialised")
@@ -390,7 +277,7 @@ func initialise(ctx context.Context, o Options, log *slog.Logger) error {
 	backoff := time.Second
 	for attempt := 1; ; attempt++ {
 		log.Info("cloning the primary", "primary", cfg.PrimaryHost, "port", cfg.PrimaryPort, "attempt", attempt)
-		err := o.Engine.InitReplica(ctx, cfg)
+		err := eng.InitReplica(ctx, cfg)
 		if err == nil {
 			log.Info("primary cloned")
 			return nil
@@ -459,37 +346,43 @@ func configHash(dir string) (string, error) {
 	return fmt.Sprintf("%x", h.Sum(nil)), nil
 }
 
-func handler(st *state) http.Handler {
+func handler(m *manager, token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		phase, _, exited := st.get()
-		if exited {
-			http.Error(w, "the server has exited", http.StatusServiceUnavailable)
+		phase, ok := m.healthy()
+		if !ok {
+			http.Error(w, phase, http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, phase)
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		s := status(r.Context(), st)
+		s := m.report(r.Context())
 		if !s.Ready {
 			http.Error(w, s.Message, http.StatusServiceUnavailable)
 			return
 		}
 		fmt.Fprintln(w, "ready")
 	})
-	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(status(r.Context(), st))
+		_ = json.NewEncoder(w).Encode(m.report(r.Context()))
+	})
+	mux.HandleFunc("POST /role", func(w http.ResponseWriter, r *http.Request) {
+		if !validToken(r.Header.Get("Authorization"), token) {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		var a Assignment
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&a); err != nil {
+			http.Error(w, "decoding the assignment: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := m.offer(a); err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
 	})
 	return mux
-}
-
-func status(ctx context.Context, st *state) engine.Status {
-	phase, srv, _ := st.get()
-	if srv == nil {
-		return engine.Status{Message: phase}
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	return srv.Status(ctx)
 }

@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,7 +61,7 @@ func TestMain(m *testing.M) {
 var pg15 = realserver.Binaries{
 	Package: "postgresql-15",
 	Dirs:    []string{"/usr/lib/postgresql/15/bin"},
-	Names:   []string{"initdb", "postgres", "pg_basebackup"},
+	Names:   []string{"initdb", "postgres", "pg_basebackup", "pg_rewind", "pg_controldata"},
 }
 
 func TestOrdinalAndFromEnv(t *testing.T) {
@@ -76,7 +77,7 @@ func TestOrdinalAndFromEnv(t *testing.T) {
 	}
 	env := map[string]string{
 		EnvEngine: "postgres", EnvDataDir: "/d", EnvConfigDir: "/c", EnvRunDir: "/r", EnvPort: "5433",
-		EnvPodName: "db-2", EnvPrimaryHost: "db-0.db", EnvDatabase: "app",
+		EnvPodName: "db-2", EnvDatabase: "app",
 		EnvSuperuserUsername: "postgres", EnvSuperuserPassword: "s3cret-su",
 		EnvOwnerUsername: "app", EnvOwnerPassword: "s3cret-owner",
 		EnvReplicationUsername: "repl", EnvReplicationPassword: "s3cret-repl",
@@ -87,14 +88,10 @@ func TestOrdinalAndFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := o.Config
-	if c.ServerID != 3 || c.PrimaryHost != "db-0.db" || c.PrimaryPort != 5433 || c.Port != 5433 ||
+	if c.ServerID != 3 || c.Name != "db-2" || c.PrimaryPort != 5433 || c.Port != 5433 ||
 		c.RunAsUID != 999 || c.RunAsGID != 998 || o.StatusAddr != DefaultStatusAddr || o.Engine.Name() != "postgres" ||
 		c.Owner.Password != "s3cret-owner" {
 		t.Errorf("FromEnv = %+v", o)
-	}
-	env[EnvPodName] = "db-0"
-	if o, err := FromEnv(func(k string) string { return env[k] }); err != nil || o.Config.PrimaryHost != "" || o.Config.ServerID != 1 {
-		t.Errorf("ordinal 0: PrimaryHost %q, ServerID %d, %v; want a primary", o.Config.PrimaryHost, o.Config.ServerID, err)
 	}
 	delete(env, EnvOwnerPassword)
 	if _, err := FromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), EnvOwnerPassword) {
@@ -225,6 +222,63 @@ func (c *child) get(t *testing.T, path string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// assign posts an assignment with the token of the child's replication
+// password and returns the response's status code and body.
+func (c *child) assign(t *testing.T, a Assignment, token string) (int, string) {
+	t.Helper()
+	body, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, c.status+"/role", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// mustAssign posts an assignment that must be accepted.
+func (c *child) mustAssign(t *testing.T, a Assignment) {
+	t.Helper()
+	if code, body := c.assign(t, a, ControlToken(c.env[EnvReplicationPassword])); code != http.StatusAccepted {
+		t.Fatalf("%s: POST /role %+v: %d %s", c.env[EnvPodName], a, code, body)
+	}
+}
+
+// report reads /status.
+func (c *child) report(t *testing.T) Report {
+	t.Helper()
+	var r Report
+	code, body := c.get(t, "/status")
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &r) != nil {
+		t.Fatalf("%s: /status: %d %s", c.env[EnvPodName], code, body)
+	}
+	return r
+}
+
+// waitReport waits until /status satisfies ok.
+func (c *child) waitReport(t *testing.T, timeout time.Duration, what string, ok func(Report) bool) Report {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		r := c.report(t)
+		if ok(r) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not %s after %v: %+v", c.env[EnvPodName], what, timeout, r)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 func (c *child) waitReady(t *testing.T, timeout time.Duration) engine.Status {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -273,11 +327,12 @@ func (c *child) wait(t *testing.T, timeout time.Duration) int {
 	}
 }
 
-// TestInstance runs a primary and a replica as `steward instance` processes
-// against the real PostgreSQL: the replica starts first and clones the
-// primary once it answers; both become ready and report their roles; a
-// configuration change is reloaded; SIGTERM stops the primary cleanly with
-// exit code 0; a server that dies makes the manager exit non-zero; no
+// TestInstance runs two instances as `steward instance` processes against
+// the real PostgreSQL, driven by assignments as the operator drives them:
+// nothing starts before the first; the replica's first clone fails until
+// the primary answers; both become ready and report their roles; a
+// configuration change is reloaded; then roles change hands (see
+// changeRoles); SIGTERM stops an instance cleanly with exit code 0; no
 // password occurs in anything they write.
 func TestInstance(t *testing.T) {
 	bin := realserver.Require(t, pg15)
@@ -287,7 +342,6 @@ func TestInstance(t *testing.T) {
 		EnvOwnerUsername: "app", EnvOwnerPassword: secret(t),
 		EnvReplicationUsername: "replicator", EnvReplicationPassword: secret(t),
 	}
-	primaryPort := realserver.FreePort(t)
 	newEnv := func(pod string, port int) map[string]string {
 		dir := realserver.TempDir(t, uid, gid)
 		env := map[string]string{
@@ -299,8 +353,6 @@ func TestInstance(t *testing.T) {
 			EnvPort:               strconv.Itoa(port),
 			EnvStatusAddr:         fmt.Sprintf("127.0.0.1:%d", realserver.FreePort(t)),
 			EnvPodName:            pod,
-			EnvPrimaryHost:        "127.0.0.1",
-			EnvPrimaryPort:        strconv.Itoa(primaryPort),
 			EnvDatabase:           "app",
 			EnvRunAsUID:           strconv.Itoa(int(uid)),
 			EnvRunAsGID:           strconv.Itoa(int(gid)),
@@ -312,25 +364,32 @@ func TestInstance(t *testing.T) {
 		renderConfig(t, env[EnvConfigDir], port, nil)
 		return env
 	}
-	primaryEnv := newEnv("db-0", primaryPort)
-	replicaEnv := newEnv("db-1", realserver.FreePort(t))
+	ports := []int{realserver.FreePort(t), realserver.FreePort(t)}
+	primary := startChild(t, newEnv("db-0", ports[0]))
+	replica := startChild(t, newEnv("db-1", ports[1]))
+	first := Assignment{Term: 1, Primary: "db-0", PrimaryHost: "127.0.0.1", PrimaryPort: ports[0], Bootstrap: true}
 
-	replica := startChild(t, replicaEnv)
-	time.Sleep(500 * time.Millisecond) // the replica's first clone fails
-	if code, _ := replica.get(t, "/healthz"); code != http.StatusOK {
-		t.Errorf("/healthz of a replica waiting for its primary: %d, want 200", code)
+	// Nothing runs before the operator's word, and only its token counts.
+	time.Sleep(300 * time.Millisecond)
+	if r := replica.report(t); r.Phase != PhaseAwaitingRole || r.Ready {
+		t.Errorf("an instance without an assignment reports %+v, want %s", r, PhaseAwaitingRole)
 	}
+	if code, _ := replica.get(t, "/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz of an instance waiting for its role: %d, want 200", code)
+	}
+	if code, _ := replica.assign(t, first, ControlToken("not the password")); code != http.StatusUnauthorized {
+		t.Errorf("POST /role with a wrong token: %d, want 401", code)
+	}
+	replica.mustAssign(t, first)
+	time.Sleep(500 * time.Millisecond) // the replica's first clone fails
 	if code, body := replica.get(t, "/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz of a replica waiting for its primary: %d %s, want 503", code, body)
 	}
-	primary := startChild(t, primaryEnv)
+	primary.mustAssign(t, first)
 
 	st := primary.waitReady(t, 60*time.Second)
 	if st.Role != engine.RolePrimary || !st.Ready {
 		t.Errorf("primary /status = %+v", st)
-	}
-	if code, _ := primary.get(t, "/healthz"); code != http.StatusOK {
-		t.Errorf("primary /healthz = %d", code)
 	}
 	st = replica.waitReady(t, 60*time.Second)
 	if st.Role != engine.RoleReplica || !st.Ready || st.LagBytes == nil {
@@ -342,45 +401,115 @@ func TestInstance(t *testing.T) {
 
 	// The owner can log in over TCP; a configuration change is reloaded.
 	ctx := context.Background()
-	conn := func() *pgx.Conn {
-		cc, err := pgx.ParseConfig("")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cc.Host, cc.Port, cc.User, cc.Password, cc.Database = "127.0.0.1", uint16(primaryPort), "app", creds[EnvOwnerPassword], "app"
-		cc.TLSConfig, cc.Fallbacks = nil, nil
-		c, err := pgx.ConnectConfig(ctx, cc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Close(ctx) })
-		return c
-	}
-	renderConfig(t, primary.configDir, primaryPort, map[string]string{"work_mem": "5MB"})
+	owner := ownerConn(t, ports[0], creds[EnvOwnerPassword])
+	renderConfig(t, primary.configDir, ports[0], map[string]string{"work_mem": "5MB"})
 	primary.waitLog(t, 10*time.Second, `"msg":"configuration reloaded"`)
 	var workMem string
-	if err := conn().QueryRow(ctx, "SHOW work_mem").Scan(&workMem); err != nil || workMem != "5MB" {
+	if err := owner.QueryRow(ctx, "SHOW work_mem").Scan(&workMem); err != nil || workMem != "5MB" {
 		t.Errorf("work_mem = %q, %v after the reload, want 5MB", workMem, err)
 	}
-	renderConfig(t, primary.configDir, primaryPort, map[string]string{"work_mem": "5MB", "shared_buffers": "64MB"})
+	renderConfig(t, primary.configDir, ports[0], map[string]string{"work_mem": "5MB", "shared_buffers": "64MB"})
 	primary.waitLog(t, 10*time.Second, `"pendingRestart":["shared_buffers"]`)
-
-	// SIGTERM stops the primary cleanly.
-	if err := primary.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if _, err := owner.Exec(ctx, "CREATE TABLE notes (id int PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
 	}
-	if code := primary.wait(t, 60*time.Second); code != 0 {
-		t.Errorf("the primary exited with %d after SIGTERM, want 0", code)
+
+	changeRoles(t, [2]*child{primary, replica}, ports, creds[EnvOwnerPassword])
+
+	// SIGTERM stops an instance cleanly.
+	for _, c := range []*child{primary, replica} {
+		if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if code := c.wait(t, 60*time.Second); code != 0 {
+			t.Errorf("%s exited with %d after SIGTERM, want 0", c.env[EnvPodName], code)
+		}
+		if _, err := os.Stat(filepath.Join(c.dataDir, "postmaster.pid")); !os.IsNotExist(err) {
+			t.Errorf("%s: postmaster.pid still exists after the stop: %v", c.env[EnvPodName], err)
+		}
 	}
-	if !strings.Contains(primary.out.String(), "database system is shut down") {
-		t.Error("postgres did not report a clean shutdown")
+	for _, c := range []*child{primary, replica} {
+		out := c.out.String()
+		for k, v := range creds {
+			if strings.HasSuffix(k, "_PASSWORD") && strings.Contains(out, v) {
+				t.Errorf("%s's output contains %s", c.env[EnvPodName], k)
+			}
+		}
 	}
-	if _, err := os.Stat(filepath.Join(primary.dataDir, "postmaster.pid")); !os.IsNotExist(err) {
-		t.Errorf("postmaster.pid still exists after the stop: %v", err)
+}
+
+// changeRoles hands the primary's role over and back as the operator does:
+// a switchover (the primary stops, the replica promoted once it has all of
+// the primary's history, the old primary rejoins), an older term refused,
+// a failover after the new primary's server is killed (the crashed one is
+// wound back with pg_rewind and follows), and a primary fencing itself when
+// its lease runs out while a replica does not stream from it. Every row
+// written before a role change is there after it.
+func changeRoles(t *testing.T, c [2]*child, ports []int, ownerPassword string) {
+	ctx := context.Background()
+	insert := func(port, id int) {
+		t.Helper()
+		if _, err := ownerConn(t, port, ownerPassword).Exec(ctx, "INSERT INTO notes VALUES ($1)", id); err != nil {
+			t.Fatalf("writing row %d through port %d: %v", id, port, err)
+		}
+	}
+	count := func(port int) int {
+		t.Helper()
+		var n int
+		if err := ownerConn(t, port, ownerPassword).QueryRow(ctx, "SELECT count(*) FROM notes").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	insert(ports[0], 1)
+
+	// Switchover to db-1.
+	second := Assignment{Term: 2, Primary: "db-1", PrimaryHost: "127.0.0.1", PrimaryPort: ports[1]}
+	c[0].mustAssign(t, second)
+	stopped := c[0].waitReport(t, 60*time.Second, "stopped with its final position", func(r Report) bool {
+		return r.Phase == PhaseStopped && r.StoppedPosition > 0
+	})
+	c[1].waitReport(t, 30*time.Second, "caught up with the stopped primary", func(r Report) bool {
+		return r.Position >= stopped.StoppedPosition
+	})
+	c[1].mustAssign(t, second)
+	promoted := c[1].waitReport(t, 60*time.Second, "promoted", func(r Report) bool { return r.Role == engine.RolePrimary && r.Ready })
+	if promoted.Timeline != 2 {
+		t.Errorf("the promoted instance is on timeline %d, want 2", promoted.Timeline)
+	}
+	c[0].mustAssign(t, second)
+	c[0].waitReport(t, 90*time.Second, "a streaming replica of db-1", func(r Report) bool { return r.Role == engine.RoleReplica && r.Ready })
+	c[1].waitReport(t, 30*time.Second, "streamed to by db-0", func(r Report) bool { return slices.Contains(r.Streaming, "db-0") })
+	insert(ports[1], 2)
+	if code, body := c[0].assign(t, Assignment{Term: 1, Primary: "db-0", PrimaryHost: "x"}, ControlToken(c[0].env[EnvReplicationPassword])); code != http.StatusConflict {
+		t.Errorf("an assignment of an older term: %d %s, want 409", code, body)
 	}
 
-	// A server that dies makes the manager exit non-zero.
-	pidFile, err := os.ReadFile(filepath.Join(replica.dataDir, "postmaster.pid"))
+	// Failover back to db-0 after db-1's server is killed.
+	killServer(t, c[1])
+	c[1].waitReport(t, 30*time.Second, "stopped", func(r Report) bool { return r.Phase == PhaseStopped })
+	third := Assignment{Term: 3, Primary: "db-0", PrimaryHost: "127.0.0.1", PrimaryPort: ports[0], Replicas: []string{"db-1"}, LeaseSeconds: 3600}
+	c[0].mustAssign(t, third)
+	c[0].waitReport(t, 60*time.Second, "promoted", func(r Report) bool { return r.Role == engine.RolePrimary && r.Ready })
+	c[1].mustAssign(t, third)
+	c[1].waitReport(t, 90*time.Second, "a streaming replica of db-0 again", func(r Report) bool { return r.Role == engine.RoleReplica && r.Ready })
+	c[1].waitLog(t, time.Second, "rejoined as a replica")
+	insert(ports[0], 3)
+	if n := count(ports[0]); n != 3 {
+		t.Errorf("%d rows after two role changes, want 3", n)
+	}
+
+	// A lease that runs out while a replica does not stream: fenced.
+	third.LeaseSeconds, third.Replicas = 1, []string{"db-1", "db-9"}
+	c[0].mustAssign(t, third)
+	c[0].waitReport(t, 30*time.Second, "fenced", func(r Report) bool { return r.Phase == PhaseFenced && !r.Ready })
+	c[0].waitLog(t, time.Second, "fencing")
+}
+
+// killServer sends SIGKILL to an instance's postgres.
+func killServer(t *testing.T, c *child) {
+	t.Helper()
+	pidFile, err := os.ReadFile(filepath.Join(c.dataDir, "postmaster.pid"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,18 +520,23 @@ func TestInstance(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if code := replica.wait(t, 30*time.Second); code == 0 {
-		t.Error("the replica's manager exited with 0 after its server was killed")
-	}
+}
 
-	for _, c := range []*child{primary, replica} {
-		out := c.out.String()
-		for k, v := range creds {
-			if strings.HasSuffix(k, "_PASSWORD") && strings.Contains(out, v) {
-				t.Errorf("%s's output contains %s", c.env[EnvPodName], k)
-			}
-		}
+// ownerConn connects as the owner over TCP to the server on port.
+func ownerConn(t *testing.T, port int, password string) *pgx.Conn {
+	t.Helper()
+	cc, err := pgx.ParseConfig("")
+	if err != nil {
+		t.Fatal(err)
 	}
+	cc.Host, cc.Port, cc.User, cc.Password, cc.Database = "127.0.0.1", uint16(port), "app", password, "app"
+	cc.TLSConfig, cc.Fallbacks = nil, nil
+	c, err := pgx.ConnectConfig(context.Background(), cc)
+	if err != nil {
+		t.Fatalf("connecting to port %d: %v", port, err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
 }
 
 // renderConfig writes the postgres engine's configuration into dir through

@@ -344,7 +344,6 @@ func podTemplate(db *v1alpha1.Database, eng engine.Engine, instanceImage string,
 		value(instance.EnvStatusAddr, fmt.Sprintf(":%d", statusPort)),
 		corev1ac.EnvVar().WithName(instance.EnvPodName).WithValueFrom(corev1ac.EnvVarSource().
 			WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.name"))),
-		value(instance.EnvPrimaryHost, fmt.Sprintf("%s.%s.%s.svc", db.PrimaryPod(), db.HeadlessServiceName(), db.Namespace)),
 		value(instance.EnvPrimaryPort, strconv.Itoa(int(plan.port))),
 		value(instance.EnvDatabase, db.Spec.DatabaseName),
 		secretEnv(instance.EnvSuperuserUsername, db.SuperuserName(), "username"),

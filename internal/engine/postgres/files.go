@@ -105,11 +105,15 @@ func writeSecretFile(cfg engine.Config, pattern, content string) (string, error)
 	return name, nil
 }
 
-// writePassfile writes <RunDir>/pgpass with the replication user's password
-// for any host, atomically.
+// writePassfile writes <RunDir>/pgpass with the replication user's and the
+// superuser's passwords for any host, atomically. pg_rewind connects to a
+// new primary as the superuser.
 func writePassfile(cfg engine.Config) (string, error) {
 	esc := strings.NewReplacer(`\`, `\\`, `:`, `\:`)
 	line := fmt.Sprintf("*:*:*:%s:%s\n", esc.Replace(cfg.Replication.Username), esc.Replace(cfg.Replication.Password))
+	if cfg.Superuser.Username != "" && cfg.Superuser.Username != cfg.Replication.Username {
+		line += fmt.Sprintf("*:*:*:%s:%s\n", esc.Replace(cfg.Superuser.Username), esc.Replace(cfg.Superuser.Password))
+	}
 	tmp, err := writeSecretFile(cfg, "pgpass-", line)
 	if err != nil {
 		return "", err

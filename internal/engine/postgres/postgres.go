@@ -133,6 +133,10 @@ var controlled = map[string]bool{
 	"ssl_crl_file": true, "ssl_crl_dir": true, "ssl_passphrase_command": true,
 	"logging_collector": true, "log_destination": true, "log_directory": true, "log_filename": true,
 	"include": true, "include_if_exists": true, "include_dir": true,
+	// Failover's safety rests on these: a primary cut off from its replicas
+	// notices within wal_sender_timeout, and which commits count as kept is
+	// spec.highAvailability.synchronousReplicas.
+	"wal_sender_timeout": true, "wal_receiver_timeout": true, "synchronous_standby_names": true,
 }
 
 // Controlled reports whether Steward sets key itself (case-insensitive).
@@ -214,6 +218,9 @@ func (e *Engine) Render(t engine.Tuning) (map[string]string, error) {
 		{"hot_standby", "on"},
 		{"logging_collector", "off"},
 		{"log_destination", "stderr"},
+		{"wal_sender_timeout", "5s"},
+		{"wal_receiver_timeout", "5s"},
+		{"synchronous_standby_names", synchronousStandbys(t.SynchronousReplicas)},
 	}
 	for _, kv := range fixed {
 		fmt.Fprintf(&b, "%s = %s\n", kv[0], Quote(kv[1]))
@@ -241,6 +248,15 @@ host    replication  all   ::/0       scram-sha-256
 		"pg_hba.conf":     hba,
 		"pg_ident.conf":   "# Rendered by Steward: no user name maps.\n",
 	}, nil
+}
+
+// synchronousStandbys is synchronous_standby_names for n synchronous
+// replicas: any n of the streaming ones, whatever their names.
+func synchronousStandbys(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("ANY %d (*)", n)
 }
 
 // Quote returns v as a single-quoted postgresql.conf value: quotes are

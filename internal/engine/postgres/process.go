@@ -172,6 +172,14 @@ var _ engine.Server = (*server)(nil)
 
 func (s *server) Done() <-chan struct{} { return s.done }
 
+// primaryHost is the primary the server replicates from; empty on a
+// primary, and once promoted.
+func (s *server) primaryHost() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.PrimaryHost
+}
+
 func (s *server) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

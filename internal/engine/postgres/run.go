@@ -60,7 +60,10 @@ func (e *Engine) Start(ctx context.Context, cfg engine.Config) (engine.Server, e
 		if err := writeStandbySignal(cfg); err != nil {
 			return nil, err
 		}
-		appName := "steward-" + strconv.Itoa(cfg.ServerID)
+		appName := cfg.Name
+		if appName == "" {
+			appName = "steward-" + strconv.Itoa(cfg.ServerID)
+		}
 		// connect_timeout and the keepalives bound how long the walreceiver
 		// waits on a primary that went away without closing its connection
 		// (a pod replaced with a new address, a node gone): without them a

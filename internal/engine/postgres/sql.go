@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -155,10 +156,11 @@ func ensureRole(ctx context.Context, c *pgx.Conn, cred engine.Credentials, attrs
 	return nil
 }
 
-// Status reports the role, readiness, lag and pending restarts.
+// Status reports the role, readiness, position, lag and pending restarts.
 func (s *server) Status(ctx context.Context) engine.Status {
+	primaryHost := s.primaryHost()
 	st := engine.Status{Role: engine.RolePrimary}
-	if s.cfg.PrimaryHost != "" {
+	if primaryHost != "" {
 		st.Role = engine.RoleReplica
 	}
 	select {
@@ -192,35 +194,63 @@ func (s *server) Status(ctx context.Context) engine.Status {
 		return st
 	}
 	if !inRecovery {
-		if s.cfg.PrimaryHost != "" {
-			st.Message = "configured as a replica of " + s.cfg.PrimaryHost + " but not in recovery"
-			return st
-		}
-		st.Ready = true
+		s.primaryStatus(ctx, c, &st, primaryHost)
 		return st
 	}
-	var lagBytes *int64
+	s.replicaStatus(ctx, c, &st, primaryHost)
+	return st
+}
+
+// primaryStatus fills in a primary's position, timeline and streaming
+// replicas.
+func (s *server) primaryStatus(ctx context.Context, c *pgx.Conn, st *engine.Status, primaryHost string) {
+	var tli string
+	err := c.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint,
+		substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8),
+		coalesce((SELECT array_agg(application_name ORDER BY application_name) FROM pg_stat_replication
+		          WHERE state = 'streaming'), '{}')`).Scan(&st.Position, &tli, &st.Streaming)
+	if err != nil {
+		st.Message = "querying the position: " + err.Error()
+		return
+	}
+	st.Timeline, _ = strconv.ParseInt(tli, 16, 64)
+	if primaryHost != "" {
+		st.Message = "configured as a replica of " + primaryHost + " but not in recovery"
+		return
+	}
+	st.Ready = true
+}
+
+// replicaStatus fills in a replica's position, lag and readiness: it is
+// ready while its WAL receiver streams from the primary.
+func (s *server) replicaStatus(ctx context.Context, c *pgx.Conn, st *engine.Status, primaryHost string) {
+	var lagBytes, tli *int64
 	var lagSeconds *float64
 	var receiver *string
-	err = c.QueryRow(ctx, `SELECT
+	err := c.QueryRow(ctx, `SELECT
 		pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::bigint,
 		CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
 		     ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END,
-		(SELECT status FROM pg_stat_wal_receiver)`).Scan(&lagBytes, &lagSeconds, &receiver)
+		(SELECT status FROM pg_stat_wal_receiver),
+		coalesce(pg_wal_lsn_diff(greatest(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()), '0/0')::bigint, 0),
+		coalesce((SELECT received_tli FROM pg_stat_wal_receiver), (SELECT timeline_id FROM pg_control_checkpoint()))::bigint`,
+	).Scan(&lagBytes, &lagSeconds, &receiver, &st.Position, &tli)
 	if err != nil {
 		st.Message = "querying replication: " + err.Error()
-		return st
+		return
 	}
 	st.LagBytes, st.LagSeconds = lagBytes, lagSeconds
+	if tli != nil {
+		st.Timeline = *tli
+	}
 	switch {
-	case s.cfg.PrimaryHost == "":
+	case primaryHost == "":
 		st.Message = "in recovery without a primary"
 	case receiver == nil:
-		st.Message = "not connected to the primary " + s.cfg.PrimaryHost
+		st.Message = "not connected to the primary " + primaryHost
 	case *receiver != "streaming":
 		st.Message = "WAL receiver is " + *receiver + ", not streaming"
 	default:
 		st.Ready = true
 	}
-	return st
 }

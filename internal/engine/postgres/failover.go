@@ -1,0 +1,135 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/steward-dev/steward/internal/engine"
+)
+
+var _ engine.Failover = (*Engine)(nil)
+
+// IsReplica reports whether DataDir has standby.signal: it was last a
+// replica's.
+func (e *Engine) IsReplica(cfg engine.Config) (bool, error) {
+	_, err := os.Stat(filepath.Join(cfg.DataDir, "standby.signal"))
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return false, err
+}
+
+// Rejoin winds the stopped DataDir back to where it diverged from the new
+// primary at cfg.PrimaryHost with pg_rewind (which first completes crash
+// recovery when the server did not stop cleanly), then marks it a standby.
+// pg_rewind connects as the superuser; the data checksums initdb enabled
+// make it possible.
+func (e *Engine) Rejoin(ctx context.Context, cfg engine.Config) error {
+	if cfg.PrimaryHost == "" {
+		return errors.New("pg_rewind: no primary host")
+	}
+	if err := prepareDir(cfg, cfg.RunDir); err != nil {
+		return err
+	}
+	passfile, err := writePassfile(cfg)
+	if err != nil {
+		return err
+	}
+	source := fmt.Sprintf("host=%s port=%d user=%s dbname=postgres passfile=%s connect_timeout=5",
+		conninfoValue(cfg.PrimaryHost), primaryPort(cfg), conninfoValue(cfg.Superuser.Username), conninfoValue(passfile))
+	// Crash recovery, when needed, runs in single-user mode with the
+	// data directory's own postgresql.conf (initdb's), which is enough.
+	if err := e.runTool(ctx, cfg, nil, "pg_rewind",
+		"--target-pgdata="+cfg.DataDir,
+		"--source-server="+source,
+	); err != nil {
+		return err
+	}
+	return writeStandbySignal(cfg)
+}
+
+// StoppedPosition reads the shutdown checkpoint's location from
+// pg_controldata: everything the stopped server wrote ends there.
+func (e *Engine) StoppedPosition(ctx context.Context, cfg engine.Config) (int64, error) {
+	cmd, err := e.command(cfg, []string{"LC_ALL=C"}, "pg_controldata", "-D", cfg.DataDir)
+	if err != nil {
+		return 0, err
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("pg_controldata: %w: %s", err, strings.TrimSpace(out.String()))
+	}
+	for line := range strings.Lines(out.String()) {
+		if v, ok := strings.CutPrefix(line, "Latest checkpoint location:"); ok {
+			return ParseLSN(strings.TrimSpace(v))
+		}
+	}
+	return 0, errors.New("pg_controldata printed no latest checkpoint location")
+}
+
+// ParseLSN turns a WAL location "16/B374D848" into bytes.
+func ParseLSN(s string) (int64, error) {
+	hi, lo, ok := strings.Cut(s, "/")
+	h, err1 := strconv.ParseUint(hi, 16, 32)
+	l, err2 := strconv.ParseUint(lo, 16, 32)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("%q is not a WAL location", s)
+	}
+	return int64(h<<32 | l), nil
+}
+
+// Promote ends recovery on a running replica (pg_promote, waiting up to a
+// minute) and from then on reports it as a primary.
+func (e *Engine) Promote(ctx context.Context, srv engine.Server) error {
+	s, ok := srv.(*server)
+	if !ok {
+		return fmt.Errorf("promote: not a PostgreSQL server: %T", srv)
+	}
+	c, err := s.connect(ctx, 5*time.Second)
+	if err != nil {
+		return fmt.Errorf("promote: %w", err)
+	}
+	defer func() { _ = c.Close(context.Background()) }()
+	var done bool
+	if err := c.QueryRow(ctx, "SELECT pg_promote(true, 60)").Scan(&done); err != nil {
+		return fmt.Errorf("promote: %w", err)
+	}
+	if !done {
+		return errors.New("promote: the server did not leave recovery within 60 s")
+	}
+	s.mu.Lock()
+	s.cfg.PrimaryHost = ""
+	s.mu.Unlock()
+	// pg_promote removed standby.signal already.
+	if err := os.Remove(filepath.Join(s.cfg.DataDir, "standby.signal")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
