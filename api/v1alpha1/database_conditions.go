@@ -48,6 +48,14 @@ const (
 	// ReasonRestoring: the bootstrap Restore runs; the Database is Ready
 	// after it.
 	ReasonRestoring = "Restoring"
+	// ReasonFailingOver: the primary was lost; a replica is being promoted.
+	ReasonFailingOver = "FailingOver"
+	// ReasonSwitchingOver: the primary hands over to a replica.
+	ReasonSwitchingOver = "SwitchingOver"
+	// ReasonFailoverBlocked: the primary is lost and no replica can be
+	// promoted safely (none reachable, caught up within
+	// maxFailoverLagBytes, or the old primary not yet fenced).
+	ReasonFailoverBlocked = "FailoverBlocked"
 	// ReasonBootstrapFailed: the bootstrap Restore failed. It is not
 	// retried: delete the Database and create it again, or fix the backup.
 	ReasonBootstrapFailed = "BootstrapFailed"
@@ -65,4 +73,14 @@ const (
 	// EventReplacedPod: an instance pod that could not start on an
 	// earlier spec was deleted so that it starts on the current one.
 	EventReplacedPod = "ReplacedPod"
+	// EventFailoverStarted: the primary was lost; a replica is promoted.
+	EventFailoverStarted = "FailoverStarted"
+	// EventFailedOver: a replica was promoted after the primary was lost;
+	// the message carries the measured write gap.
+	EventFailedOver = "FailedOver"
+	// EventSwitchedOver: the primary handed over to a replica; the message
+	// carries the measured write gap.
+	EventSwitchedOver = "SwitchedOver"
+	// EventSwitchoverRefused: the requested switchover cannot be done.
+	EventSwitchoverRefused = "SwitchoverRefused"
 )

@@ -43,7 +43,54 @@ const (
 	// setting that only takes effect after a restart changes, which rolls
 	// the pods.
 	AnnotationRestartHash = "steward.dev/restart-hash"
+	// AnnotationSwitchoverTo on a Database asks for a switchover to the
+	// named instance (its pod), or to the best replica with "any". Steward
+	// removes it once the switchover is done or refused.
+	AnnotationSwitchoverTo = "steward.dev/switchover-to"
+	// SwitchoverToAny is the AnnotationSwitchoverTo value for the best
+	// replica.
+	SwitchoverToAny = "any"
 )
+
+// Defaults of spec.highAvailability.
+const (
+	DefaultMaxFailoverLagBytes = 16 << 20
+	DefaultFenceAfterSeconds   = 10
+)
+
+// SynchronousReplicas is spec.highAvailability.synchronousReplicas.
+func (db *Database) SynchronousReplicas() int32 {
+	if db.Spec.HighAvailability == nil {
+		return 0
+	}
+	return db.Spec.HighAvailability.SynchronousReplicas
+}
+
+// MaxFailoverLagBytes is spec.highAvailability.maxFailoverLagBytes or its
+// default.
+func (db *Database) MaxFailoverLagBytes() int64 {
+	if h := db.Spec.HighAvailability; h != nil && h.MaxFailoverLagBytes != nil {
+		return *h.MaxFailoverLagBytes
+	}
+	return DefaultMaxFailoverLagBytes
+}
+
+// FenceAfterSeconds is spec.highAvailability.fenceAfterSeconds or its
+// default.
+func (db *Database) FenceAfterSeconds() int32 {
+	if h := db.Spec.HighAvailability; h != nil && h.FenceAfterSeconds != nil {
+		return *h.FenceAfterSeconds
+	}
+	return DefaultFenceAfterSeconds
+}
+
+// CanFailOver reports whether Steward moves the primary of this engine.
+func (e DatabaseEngine) CanFailOver() bool { return e == EnginePostgres }
+
+// InstanceHost is an instance's DNS name through the headless Service.
+func (db *Database) InstanceHost(pod string) string {
+	return fmt.Sprintf("%s.%s.%s.svc", pod, db.HeadlessServiceName(), db.Namespace)
+}
 
 // Port is the port the engine's server listens on, and its Services.
 func (e DatabaseEngine) Port() int32 {
@@ -88,8 +135,17 @@ func (db *Database) HeadlessServiceName() string { return db.Name + "-headless" 
 // ReadOnlyServiceName names the Service that selects the replicas.
 func (db *Database) ReadOnlyServiceName() string { return db.Name + "-ro" }
 
-// PrimaryPod is the name of the pod that runs the primary: ordinal 0.
-func (db *Database) PrimaryPod() string { return db.Name + "-0" }
+// PrimaryPod is the name of the pod that runs the primary: status.primary,
+// or ordinal 0 before the first start.
+func (db *Database) PrimaryPod() string {
+	if db.Status.Primary != "" {
+		return db.Status.Primary
+	}
+	return db.FirstPod()
+}
+
+// FirstPod is ordinal 0, the first primary.
+func (db *Database) FirstPod() string { return db.Name + "-0" }
 
 // BackupName names the Backup that spec.backup asks for.
 func (db *Database) BackupName() string { return db.Name + "-backup" }

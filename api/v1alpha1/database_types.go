@@ -87,6 +87,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.engine != 'mariadb' || self.version.matches('^(10[.]11|11[.]4)([.][0-9]+)?$')",message="version: MariaDB 10.11 and 11.4 are supported, e.g. \"11.4\" or \"11.4.4\"",fieldPath=".version",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.engine != 'postgres' || self.parameters.all(k, !(k.lowerAscii() in ['port', 'listen_addresses', 'data_directory', 'config_file', 'hba_file', 'ident_file', 'external_pid_file', 'unix_socket_directories', 'wal_level', 'max_wal_senders', 'hot_standby', 'primary_conninfo', 'primary_slot_name', 'restore_command', 'archive_mode', 'archive_command', 'recovery_target', 'password_encryption']))",messageExpression="'parameters: ' + self.parameters.filter(k, k.lowerAscii() in ['port', 'listen_addresses', 'data_directory', 'config_file', 'hba_file', 'ident_file', 'external_pid_file', 'unix_socket_directories', 'wal_level', 'max_wal_senders', 'hot_standby', 'primary_conninfo', 'primary_slot_name', 'restore_command', 'archive_mode', 'archive_command', 'recovery_target', 'password_encryption'])[0] + ' is set by Steward and cannot be overridden'",fieldPath=".parameters",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.engine == 'postgres' || self.parameters.all(k, !(k.lowerAscii().replace('-', '_') in ['port', 'bind_address', 'datadir', 'socket', 'pid_file', 'server_id', 'log_bin', 'relay_log', 'read_only', 'super_read_only', 'skip_networking', 'user', 'gtid_mode', 'enforce_gtid_consistency', 'log_replica_updates', 'log_slave_updates', 'report_host', 'init_file']))",messageExpression="'parameters: ' + self.parameters.filter(k, k.lowerAscii().replace('-', '_') in ['port', 'bind_address', 'datadir', 'socket', 'pid_file', 'server_id', 'log_bin', 'relay_log', 'read_only', 'super_read_only', 'skip_networking', 'user', 'gtid_mode', 'enforce_gtid_consistency', 'log_replica_updates', 'log_slave_updates', 'report_host', 'init_file'])[0] + ' is set by Steward and cannot be overridden'",fieldPath=".parameters",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!has(self.highAvailability) || !has(self.highAvailability.synchronousReplicas) || self.highAvailability.synchronousReplicas == 0 || self.engine == 'postgres'",message="highAvailability.synchronousReplicas: synchronous replication is supported for PostgreSQL only",fieldPath=".highAvailability.synchronousReplicas",reason=FieldValueForbidden
 type DatabaseSpec struct {
 	// Engine is the database server: postgres, mysql or mariadb. It cannot be
 	// changed after creation.
@@ -187,6 +188,47 @@ type DatabaseSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="bootstrap cannot be changed after creation"
 	Bootstrap *DatabaseBootstrap `json:"bootstrap,omitempty"`
+
+	// HighAvailability sets how a Database with replicas keeps accepting
+	// writes when its primary is lost, and how many replicas must have a
+	// commit before it is acknowledged.
+	// +optional
+	HighAvailability *DatabaseHighAvailability `json:"highAvailability,omitempty"`
+}
+
+// DatabaseHighAvailability tunes failover and synchronous replication.
+// Failover and switchover are PostgreSQL's for now; MySQL and MariaDB keep
+// their first instance as the primary.
+type DatabaseHighAvailability struct {
+	// SynchronousReplicas is how many replicas must have written a
+	// transaction before the primary acknowledges its commit (PostgreSQL's
+	// synchronous_standby_names = 'ANY n (*)'). With 1 or more no
+	// acknowledged write is lost on failover, and commits wait while fewer
+	// replicas stream. 0, the default, replicates asynchronously: a
+	// failover may lose the last acknowledged writes, at most
+	// maxFailoverLagBytes of them. Must be less than replicas.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=8
+	SynchronousReplicas int32 `json:"synchronousReplicas,omitempty"`
+
+	// MaxFailoverLagBytes is how far behind the lost primary's last known
+	// position a replica may be and still be promoted. When no replica is
+	// that close, Steward does not fail over and says why in the Degraded
+	// condition. Default 16 MiB.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxFailoverLagBytes *int64 `json:"maxFailoverLagBytes,omitempty"`
+
+	// FenceAfterSeconds is how long a primary that Steward cannot reach
+	// keeps accepting writes while not every replica streams from it. Past
+	// it the primary stops its server by itself, and only then is a replica
+	// promoted: a failover after a network cut or a lost node takes about
+	// this long. Default 10.
+	// +optional
+	// +kubebuilder:validation:Minimum=3
+	// +kubebuilder:validation:Maximum=300
+	FenceAfterSeconds *int32 `json:"fenceAfterSeconds,omitempty"`
 }
 
 // DatabaseBackup is a Database's backup schedule.
@@ -324,12 +366,88 @@ type DatabaseStatus struct {
 	// +optional
 	BootstrapRestore string `json:"bootstrapRestore,omitempty"`
 
+	// Term counts the changes of primary; every instance refuses orders of
+	// an older term.
+	// +optional
+	Term int64 `json:"term,omitempty"`
+
+	// Instances are what each instance reported last: role, readiness and
+	// how far behind the primary it is.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Instances []DatabaseInstance `json:"instances,omitempty"`
+
+	// RoleChange is the failover or switchover under way.
+	// +optional
+	RoleChange *DatabaseRoleChange `json:"roleChange,omitempty"`
+
+	// LastRoleChange is the last completed failover or switchover.
+	// +optional
+	LastRoleChange *DatabaseRoleChange `json:"lastRoleChange,omitempty"`
+
 	// Conditions are Ready, Progressing, Degraded and UpgradeBlocked, and
 	// Bootstrapped with spec.bootstrap. Ready summarizes the others.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DatabaseInstance is one instance as it reported itself.
+type DatabaseInstance struct {
+	// Name is the instance's pod.
+	Name string `json:"name"`
+	// Role is primary or replica; empty when the instance does not run
+	// its server.
+	// +optional
+	Role string `json:"role,omitempty"`
+	// Ready is true when the instance serves in its role: a replica that
+	// streams from the primary.
+	Ready bool `json:"ready"`
+	// LagBytes is how far the replica is behind the primary's position.
+	// +optional
+	LagBytes *int64 `json:"lagBytes,omitempty"`
+	// Message says why the instance is not ready.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// RoleChangeType is Failover or Switchover.
+// +kubebuilder:validation:Enum=Failover;Switchover
+type RoleChangeType string
+
+// The kinds of role change.
+const (
+	// RoleChangeFailover: the primary was lost and a replica promoted.
+	RoleChangeFailover RoleChangeType = "Failover"
+	// RoleChangeSwitchover: the primary handed over to a replica on
+	// request or for a restart.
+	RoleChangeSwitchover RoleChangeType = "Switchover"
+)
+
+// DatabaseRoleChange is one failover or switchover.
+type DatabaseRoleChange struct {
+	// Type is Failover or Switchover.
+	Type RoleChangeType `json:"type"`
+	// From is the former primary; To the instance promoted.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Term is the term the change starts.
+	Term int64 `json:"term"`
+	// Reason says why: the primary's loss, or what asked for it.
+	Reason string `json:"reason"`
+	// StartedAt is when Steward saw the primary lost or began the
+	// switchover.
+	StartedAt metav1.Time `json:"startedAt"`
+	// FinishedAt is when the new primary accepted writes.
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	// WriteGapMilliseconds is how long no instance accepted writes, as
+	// Steward measured it: from the primary last seen serving to the new
+	// one serving.
+	// +optional
+	WriteGapMilliseconds int64 `json:"writeGapMilliseconds,omitempty"`
 }
 
 // Database is a PostgreSQL or MySQL server with generated credentials, tuned
@@ -343,6 +461,7 @@ type DatabaseStatus struct {
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=".status.replicas"
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=".status.readyReplicas"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=".status.phase"
+// +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=".status.primary",priority=1
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=".status.endpoint",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 type Database struct {

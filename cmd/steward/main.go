@@ -92,6 +92,7 @@ func run() error {
 	fs.DurationVar(&opts.AppConfigResync, "appconfig-resync", manager.DefaultAppConfigResync, "How often an AppConfig is looked at without an event: picks up changes of the Secrets its secretData reads and of plain workloads that opt in.")
 	fs.StringVar(&opts.InstanceImage, "instance-image", opts.InstanceImage, "Steward's image, from which database pods copy the instance manager; normally the operator's own image.")
 	fs.DurationVar(&opts.GracefulShutdownTimeout, "graceful-shutdown-timeout", opts.GracefulShutdownTimeout, "How long reconciles in flight may take to finish on shutdown.")
+	fs.BoolVar(&opts.NoInstanceRequests, "no-instance-requests", false, "Do not contact database instances at their pod addresses, for clusters whose pods run no containers (kwok): no failover or switchover then.")
 	fs.DurationVar(&opts.StuckPodTimeout, "stuck-pod-timeout", opts.StuckPodTimeout, "How long a pod of a WebApp, Database or Cache may be unable to start (unschedulable, image not pulled, crash loop, failing init container) before the object turns Degraded and a Warning event says why.")
 	opts.Webhook = manager.DefaultWebhookOptions()
 	fs.IntVar(&opts.Webhook.Port, "webhook-port", opts.Webhook.Port, "Port of the admission webhook server, which every replica runs; 0 turns the webhooks off.")

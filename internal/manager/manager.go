@@ -107,6 +107,12 @@ type Options struct {
 	// before its owner turns Degraded. Zero means two minutes.
 	StuckPodTimeout time.Duration
 
+	// NoInstanceRequests keeps the operator from contacting the database
+	// instances at their pod addresses: for clusters whose pods run no
+	// containers (kwok), where those addresses lead nowhere. Roles are then
+	// not managed: no failover, no switchover, and the instances wait.
+	NoInstanceRequests bool
+
 	// Webhook configures the admission webhooks; off in DefaultOptions.
 	Webhook WebhookOptions
 }
@@ -244,6 +250,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Recorder:        mgr.GetEventRecorder("steward"),
 		InstanceImage:   opts.InstanceImage,
 		StuckPodTimeout: opts.StuckPodTimeout,
+		Instances:       instanceClient(opts),
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.DatabaseConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the Database controller: %w", err)
@@ -306,4 +313,12 @@ func informersSynced(mgr ctrl.Manager) healthz.Checker {
 		}
 		return nil
 	}
+}
+
+// instanceClient is how the Database controller reaches instances.
+func instanceClient(opts Options) database.InstanceClient {
+	if opts.NoInstanceRequests {
+		return database.NoInstances{}
+	}
+	return database.HTTPInstances{}
 }

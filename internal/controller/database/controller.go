@@ -77,9 +77,16 @@ type Reconciler struct {
 	// before the Database is Degraded; zero means stuckpods.DefaultTimeout.
 	StuckPodTimeout time.Duration
 
+	// Instances reaches the instance managers; nil means HTTPInstances.
+	Instances InstanceClient
+
 	// labelled remembers the role labels patched onto pods until the cache
 	// shows them, keyed by pod UID and role.
 	labelled sync.Map
+	// memories are the *memory of each Database, by UID.
+	memories  sync.Map
+	startOnce sync.Once
+	started   time.Time
 }
 
 // +kubebuilder:rbac:groups=steward.dev,resources=databases,verbs=get;list;watch;update;patch
@@ -198,6 +205,11 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 	if err != nil {
 		return obs, err
 	}
+	roles, err := r.manageRoles(ctx, db, pods)
+	if err != nil {
+		return obs, fmt.Errorf("managing the instances' roles: %w", err)
+	}
+	obs.roles = &roles
 	if err := r.labelRoles(ctx, db, pods); err != nil {
 		return obs, err
 	}
@@ -205,6 +217,9 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 		return obs, err
 	}
 	obs.stuck, obs.recheck = stuckpods.Find(pods, stuckpods.OrDefault(r.StuckPodTimeout), time.Now())
+	if roles.requeue > 0 && (obs.recheck == 0 || roles.requeue < obs.recheck) {
+		obs.recheck = roles.requeue
+	}
 	obs.storage, err = r.growVolumes(ctx, db)
 	if err != nil {
 		return obs, err

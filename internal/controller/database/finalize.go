@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/metrics"
 )
 
 // finalize carries out the deletion policy, then lets the Database go.
@@ -36,6 +37,8 @@ import (
 // adopts both. Delete removes the volumes and the Secrets. The Secret a
 // user named in spec.credentialsSecretRef is never touched.
 func (r *Reconciler) finalize(ctx context.Context, db *v1alpha1.Database) error {
+	metrics.ForgetDatabase(db.Namespace, db.Name)
+	r.memories.Delete(db.UID)
 	if !controllerutil.ContainsFinalizer(db, v1alpha1.DatabaseFinalizer) {
 		return nil
 	}

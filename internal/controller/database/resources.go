@@ -124,7 +124,8 @@ func Resources(db *v1alpha1.Database) corev1.ResourceRequirements {
 // Tuning is the input of the engine's configuration rendering.
 func Tuning(db *v1alpha1.Database) engine.Tuning {
 	res := Resources(db)
-	t := engine.Tuning{Version: db.Spec.Version, Port: int(planFor(db.Spec.Engine).port), Parameters: db.Spec.Parameters}
+	t := engine.Tuning{Version: db.Spec.Version, Port: int(planFor(db.Spec.Engine).port), Parameters: db.Spec.Parameters,
+		SynchronousReplicas: int(db.SynchronousReplicas())}
 	for _, list := range []corev1.ResourceList{res.Limits, res.Requests} {
 		if m, ok := list[corev1.ResourceMemory]; ok && t.MemoryBytes == 0 {
 			t.MemoryBytes = m.Value()

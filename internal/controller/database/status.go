@@ -47,8 +47,12 @@ type observed struct {
 	// stuck is an instance's pod that has been unable to start for the
 	// stuck pod timeout, or nil.
 	stuck *stuckpods.Problem
-	// recheck is when a pod that cannot start reaches that timeout, or 0.
+	// recheck is when to look again: a pod that cannot start reaches that
+	// timeout, a role change goes on, a lease needs renewing; or 0.
 	recheck time.Duration
+	// roles is what the instances reported and the role decisions; nil
+	// until the pods were listed.
+	roles *roleState
 }
 
 // bootstrapState is the restore of spec.bootstrap.fromBackup.
@@ -120,11 +124,15 @@ func observedFields(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSt
 		st.Replicas = sts.Status.Replicas
 		st.ReadyReplicas = sts.Status.ReadyReplicas
 		st.Primary = db.PrimaryPod()
+		st.Term = max(st.Term, 1)
 		if st.Version == "" {
 			st.Version = sts.Annotations[v1alpha1.AnnotationVersion]
 		}
 	}
 	st.StorageSize = &storage
+	if obs.roles != nil {
+		st.Instances = obs.roles.instances
+	}
 	if b := obs.backup; b != nil && b.Status.LastBackup != nil {
 		st.LastBackup = b.Status.LastBackup.DeepCopy()
 	}
@@ -138,7 +146,30 @@ func rolloutStatus(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSta
 	rolledOut := s.RolledOut && s.Want == want
 	growing := obs.storage != nil && obs.storage.growing > 0
 	scaling := db.Status.Phase != v1alpha1.DatabaseDegraded && rollout.ScalingUp(db.Status.ReadyReplicas, s.Ready, want)
+	roles := obs.roles
+	if roles == nil {
+		roles = &roleState{}
+	}
 	switch {
+	case roles.blocked != nil:
+		st.Phase = v1alpha1.DatabaseDegraded
+		conditions.SetProblem(&st.Conditions, gen, *roles.blocked)
+	case st.RoleChange != nil || roles.waiting != "":
+		reason, msg := v1alpha1.ReasonFailingOver, roles.waiting
+		if c := st.RoleChange; c != nil {
+			if c.Type == v1alpha1.RoleChangeSwitchover {
+				reason = v1alpha1.ReasonSwitchingOver
+			}
+			msg = fmt.Sprintf("%s from %s to %s (term %d): %s", c.Type, c.From, c.To, c.Term, c.Reason)
+			if roles.waiting != "" {
+				msg += "; " + roles.waiting
+			}
+		}
+		st.Phase = v1alpha1.DatabaseUpdating
+		conditions.Set(&st.Conditions, gen,
+			conditions.False(reason, msg),
+			conditions.True(reason, msg),
+			conditions.False(v1alpha1.ReasonHealthy, ""))
 	case rolledOut && s.Healthy && !growing:
 		st.Phase = v1alpha1.DatabaseRunning
 		st.Version = db.Spec.Version

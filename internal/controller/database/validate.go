@@ -41,6 +41,10 @@ func validate(db *v1alpha1.Database, eng engine.Engine) *conditions.Problem {
 		return &conditions.Problem{Reason: v1alpha1.ReasonInvalidParameters,
 			Message: fmt.Sprintf("parameters %s are set by Steward and cannot be overridden", strings.Join(slices.Sorted(slices.Values(controlled)), ", "))}
 	}
+	if n := db.SynchronousReplicas(); n > 0 && n >= Replicas(db) {
+		return &conditions.Problem{Reason: v1alpha1.ReasonInvalidSpec,
+			Message: fmt.Sprintf("highAvailability.synchronousReplicas is %d but the Database has %d instances: it needs more replicas than synchronous ones, or every commit would wait", n, Replicas(db))}
+	}
 	major := Major(db.Spec.Engine, db.Spec.Version)
 	for _, v := range eng.Versions() {
 		if Major(db.Spec.Engine, v) == major {

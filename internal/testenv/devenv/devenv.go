@@ -126,6 +126,9 @@ func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, 
 		"--webhook-cert-dir=" + filepath.Join(c.Dir(), "webhook-certs"),
 		"--webhook-configuration-name=" + LocalWebhookConfiguration,
 		"--webhook-service-namespace=", // no Service: the certificate is for 127.0.0.1
+		// The operator runs outside the cluster's network, whose pod
+		// addresses must not be dialled from here.
+		"--no-instance-requests",
 	}, args...)
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = out, out

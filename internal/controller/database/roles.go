@@ -1,0 +1,426 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package database
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/instance"
+	"github.com/steward-dev/steward/internal/metrics"
+	"github.com/steward-dev/steward/internal/status"
+)
+
+// roleState is what managing the roles found and decided in one reconcile.
+type roleState struct {
+	instances []v1alpha1.DatabaseInstance
+	// waiting says why a lost primary is not replaced yet.
+	waiting string
+	// blocked is set when no replica can be promoted safely.
+	blocked *conditions.Problem
+	requeue time.Duration
+}
+
+// memory is what the operator remembers of one Database between
+// reconciles; a restarted operator starts from its start time.
+type memory struct {
+	mu                  sync.Mutex
+	lastAck             time.Time
+	lastServing         time.Time
+	lastPrimaryPosition int64
+	notStreaming        map[string]time.Time
+}
+
+func (r *Reconciler) memoryOf(uid types.UID) *memory {
+	r.startOnce.Do(func() { r.started = time.Now() })
+	m, _ := r.memories.LoadOrStore(uid, &memory{lastAck: r.started, notStreaming: map[string]time.Time{}})
+	return m.(*memory)
+}
+
+func (r *Reconciler) instances() InstanceClient {
+	if r.Instances != nil {
+		return r.Instances
+	}
+	return HTTPInstances{}
+}
+
+// reportTimeout bounds one reconcile's wait for the instances' reports.
+const reportTimeout = 2 * time.Second
+
+// manageRoles reads every instance's report, carries out a failover or
+// switchover under way, starts one when the primary is lost or a
+// switchover is asked for, and otherwise tells every instance its role,
+// which renews the primary's lease. Decisions are persisted in the status
+// before any instance is told.
+func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, pods []corev1.Pod) (roleState, error) {
+	var rs roleState
+	token, err := r.controlToken(ctx, db)
+	if err != nil || token == "" {
+		return rs, err
+	}
+	mem := r.memoryOf(db.UID)
+	members := r.observeMembers(ctx, db, pods, mem)
+	v := r.viewOf(db, members, mem)
+	rs.instances = instanceStatuses(db, v)
+	// Decisions need the instances' word: none answering (pods that run
+	// nothing, or the operator cut off from them) decides nothing.
+	ha := db.Spec.Engine.CanFailOver() && Replicas(db) > 1 && anyAnswered(v)
+
+	switch {
+	case db.Status.RoleChange != nil:
+		return r.carryOut(ctx, db, v, token, rs)
+	case ha && !serving(mustMember(v, v.primary)):
+		return r.replacePrimary(ctx, db, v, token, rs)
+	case ha && db.Annotations[v1alpha1.AnnotationSwitchoverTo] != "":
+		return r.startSwitchover(ctx, db, v, token, rs)
+	}
+	rs.requeue = r.assignAll(ctx, db, v, token)
+	if ha {
+		rs.requeue = min(rs.requeue, 2*time.Second)
+	}
+	return rs, nil
+}
+
+func anyAnswered(v view) bool {
+	for _, m := range v.members {
+		if m.report != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func mustMember(v view, name string) member {
+	m, _ := v.member(name)
+	return m
+}
+
+// controlToken derives the instances' token from the replication password.
+func (r *Reconciler) controlToken(ctx context.Context, db *v1alpha1.Database) (string, error) {
+	s := &corev1.Secret{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: db.Namespace, Name: db.SuperuserName()}, s); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	pw := s.Data["replication-password"]
+	if len(pw) == 0 {
+		return "", nil
+	}
+	return instance.ControlToken(string(pw)), nil
+}
+
+// observeMembers reads the reports of the instance pods, concurrently.
+func (r *Reconciler) observeMembers(ctx context.Context, db *v1alpha1.Database, pods []corev1.Pod, mem *memory) []member {
+	byName := map[string]*corev1.Pod{}
+	for i := range pods {
+		byName[pods[i].Name] = &pods[i]
+	}
+	n := int(Replicas(db))
+	names := make([]string, 0, n)
+	for i := range n {
+		names = append(names, db.Name+"-"+strconv.Itoa(i))
+	}
+	for name := range byName {
+		if o, _ := instance.Ordinal(name); o >= n {
+			names = append(names, name) // scaled down, still there
+		}
+	}
+	sort.Strings(names)
+	members := make([]member, len(names))
+	ctx, cancel := context.WithTimeout(ctx, reportTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, name := range names {
+		members[i] = member{name: name, pod: byName[name]}
+		if members[i].pod == nil {
+			members[i].err = "no pod"
+			continue
+		}
+		wg.Go(func() {
+			rep, err := r.instances().Report(ctx, members[i].pod)
+			if err != nil {
+				members[i].err = err.Error()
+				return
+			}
+			members[i].report = &rep
+		})
+	}
+	wg.Wait()
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	now := time.Now()
+	for i := range members {
+		m := &members[i]
+		streaming := m.report != nil && m.report.Role == engine.RoleReplica && m.report.Ready
+		if streaming || m.name == db.PrimaryPod() {
+			delete(mem.notStreaming, m.name)
+		} else if _, ok := mem.notStreaming[m.name]; !ok {
+			mem.notStreaming[m.name] = now
+		}
+		m.notStreamingSince = mem.notStreaming[m.name]
+		if m.name == db.PrimaryPod() && serving(*m) {
+			mem.lastServing, mem.lastPrimaryPosition = now, m.report.Position
+		}
+	}
+	return members
+}
+
+func (r *Reconciler) viewOf(db *v1alpha1.Database, members []member, mem *memory) view {
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	return view{
+		now: time.Now(), primary: db.PrimaryPod(), members: members,
+		lastAck: mem.lastAck, lastPrimaryPosition: mem.lastPrimaryPosition,
+		fenceAfter: time.Duration(db.FenceAfterSeconds()) * time.Second,
+		maxLag:     db.MaxFailoverLagBytes(),
+	}
+}
+
+// instanceStatuses are status.instances: each instance's report, with its
+// lag behind the primary.
+func instanceStatuses(db *v1alpha1.Database, v view) []v1alpha1.DatabaseInstance {
+	var primaryPos int64
+	if p, ok := v.member(v.primary); ok && serving(p) {
+		primaryPos = p.report.Position
+	}
+	out := make([]v1alpha1.DatabaseInstance, 0, len(v.members))
+	for _, m := range v.members {
+		in := v1alpha1.DatabaseInstance{Name: m.name, Message: m.err}
+		if r := m.report; r != nil {
+			in.Ready, in.Message = r.Ready && r.Phase == instance.PhaseRunning, r.Message
+			if r.Phase == instance.PhaseRunning {
+				in.Role = string(r.Role)
+			}
+			if r.Role == engine.RoleReplica && primaryPos > 0 && r.Position > 0 {
+				lag := max(primaryPos-r.Position, 0)
+				in.LagBytes = &lag
+				metrics.ReplicationLag.WithLabelValues(db.Namespace, db.Name, m.name).Set(float64(lag))
+			}
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+// assignment is what the instances are told in the current term.
+func assignment(db *v1alpha1.Database, v view) instance.Assignment {
+	a := instance.Assignment{
+		// Term 0 is a Database's first: the status records it as 1.
+		Term: max(db.Status.Term, 1), Primary: v.primary, PrimaryHost: db.InstanceHost(v.primary), PrimaryPort: int(db.Port()),
+		// A new database only on the first primary of a Database that was
+		// never ready: later, an empty primary means lost data, which a
+		// replica has.
+		Bootstrap: !everReady(db) && v.primary == db.FirstPod() && db.Status.LastRoleChange == nil,
+	}
+	for _, m := range v.members {
+		if m.name != v.primary {
+			a.Replicas = append(a.Replicas, m.name)
+		}
+	}
+	if db.Spec.Engine.CanFailOver() && len(a.Replicas) > 0 {
+		a.LeaseSeconds = int(db.FenceAfterSeconds())
+	}
+	return a
+}
+
+// assignAll tells every instance with an address its role; the primary's
+// acceptance renews its lease. It returns when to look again: soon when an
+// instance did not take it or does not run yet.
+func (r *Reconciler) assignAll(ctx context.Context, db *v1alpha1.Database, v view, token string) time.Duration {
+	a := assignment(db, v)
+	again := time.Minute
+	for _, m := range v.members {
+		if m.pod == nil || m.pod.Status.PodIP == "" || !m.pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if err := r.instances().Assign(ctx, m.pod, token, a); err != nil {
+			again = time.Second
+			continue
+		}
+		if m.name == v.primary {
+			mem := r.memoryOf(db.UID)
+			mem.mu.Lock()
+			mem.lastAck = time.Now()
+			mem.mu.Unlock()
+		}
+		if m.report == nil || m.report.Phase != instance.PhaseRunning || !m.report.Ready {
+			again = time.Second
+		}
+	}
+	return again
+}
+
+// replacePrimary starts a failover once the lost primary is fenced and a
+// replica can take over, or says why it waits.
+func (r *Reconciler) replacePrimary(ctx context.Context, db *v1alpha1.Database, v view, token string, rs roleState) (roleState, error) {
+	p := mustMember(v, v.primary)
+	if r := p.report; r != nil && (r.Phase == instance.PhaseStarting || r.Phase == instance.PhaseRunning && r.Role == engine.RolePrimary) {
+		// Starting, or running but not ready yet: not lost.
+		rs.requeue = time.Second
+		return rs, nil
+	}
+	ok, why := fenced(v, p)
+	if !ok {
+		rs.waiting = fmt.Sprintf("The primary %s is not serving and not yet fenced: %s", p.name, why)
+		rs.requeue = time.Second
+		return rs, nil
+	}
+	c, refusal := candidate(v, "")
+	if refusal != "" {
+		rs.blocked = &conditions.Problem{Reason: v1alpha1.ReasonFailoverBlocked,
+			Message: fmt.Sprintf("The primary %s is lost (%s) and no replica is promoted: %s", p.name, why, refusal)}
+		rs.requeue = 2 * time.Second
+		return rs, nil
+	}
+	change := &v1alpha1.DatabaseRoleChange{Type: v1alpha1.RoleChangeFailover, From: p.name, To: c.name,
+		Term: max(db.Status.Term, 1) + 1, Reason: "the primary " + p.name + " is lost: " + why, StartedAt: metav1.Now()}
+	if err := r.beginChange(ctx, db, change); err != nil {
+		return rs, err
+	}
+	r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, v1alpha1.EventFailoverStarted, "Failover",
+		"Promoting %s (term %d): %s", c.name, change.Term, change.Reason)
+	return r.carryOut(ctx, db, v, token, rs)
+}
+
+// startSwitchover starts the switchover the annotation asks for, or
+// refuses it with an event and removes the annotation.
+func (r *Reconciler) startSwitchover(ctx context.Context, db *v1alpha1.Database, v view, token string, rs roleState) (roleState, error) {
+	want := db.Annotations[v1alpha1.AnnotationSwitchoverTo]
+	c, refusal := switchoverTarget(v, want)
+	if refusal != "" {
+		r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, v1alpha1.EventSwitchoverRefused, "Switchover",
+			"Switchover to %s refused: %s", want, refusal)
+		return rs, r.removeSwitchoverRequest(ctx, db)
+	}
+	change := &v1alpha1.DatabaseRoleChange{Type: v1alpha1.RoleChangeSwitchover, From: v.primary, To: c.name,
+		Term: max(db.Status.Term, 1) + 1, Reason: "requested with the " + v1alpha1.AnnotationSwitchoverTo + " annotation", StartedAt: metav1.Now()}
+	if err := r.beginChange(ctx, db, change); err != nil {
+		return rs, err
+	}
+	return r.carryOut(ctx, db, v, token, rs)
+}
+
+// beginChange persists a role change and its term before any instance
+// hears of it, so that a restarted operator resumes it.
+func (r *Reconciler) beginChange(ctx context.Context, db *v1alpha1.Database, change *v1alpha1.DatabaseRoleChange) error {
+	next := db.Status.DeepCopy()
+	next.Term, next.RoleChange = change.Term, change
+	return status.Write(ctx, r.Client, db, &db.Status, *next, client.MergeFromWithOptimisticLock{})
+}
+
+// roleChangeTimeout is how long a role change may go without its target
+// serving before it is given up and decided again.
+const roleChangeTimeout = 90 * time.Second
+
+// carryOut advances the role change under way: a switchover first stops
+// the primary and waits until the target has all it wrote; then the
+// target is promoted; once it serves the change is complete.
+func (r *Reconciler) carryOut(ctx context.Context, db *v1alpha1.Database, v view, token string, rs roleState) (roleState, error) {
+	change := db.Status.RoleChange
+	a := assignment(db, v)
+	a.Term, a.Primary, a.PrimaryHost = change.Term, change.To, db.InstanceHost(change.To)
+	target, from := mustMember(v, change.To), mustMember(v, change.From)
+	rs.requeue = 200 * time.Millisecond
+	if serving(target) {
+		return rs, r.completeChange(ctx, db, v, token)
+	}
+	if time.Since(change.StartedAt.Time) > roleChangeTimeout {
+		next := db.Status.DeepCopy()
+		next.RoleChange = nil
+		r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, v1alpha1.ReasonFailoverBlocked, "Failover",
+			"Gave up promoting %s after %v: %s", change.To, roleChangeTimeout, target.err)
+		return rs, status.Write(ctx, r.Client, db, &db.Status, *next, client.MergeFromWithOptimisticLock{})
+	}
+	if change.Type == v1alpha1.RoleChangeSwitchover {
+		switch fr := from.report; {
+		case fr != nil && fr.Phase == instance.PhaseRunning && fr.Role == engine.RolePrimary:
+			if err := r.instances().Assign(ctx, from.pod, token, a); err != nil {
+				rs.waiting = "stopping the primary " + from.name + ": " + err.Error()
+			}
+			return rs, nil
+		case fr != nil && fr.StoppedPosition > 0 && (target.report == nil || target.report.Position < fr.StoppedPosition):
+			rs.waiting = fmt.Sprintf("%s catches up with the stopped primary", change.To)
+			return rs, nil
+		}
+	}
+	if target.pod != nil {
+		if err := r.instances().Assign(ctx, target.pod, token, a); err != nil {
+			rs.waiting = "promoting " + change.To + ": " + err.Error()
+		}
+	}
+	return rs, nil
+}
+
+// completeChange records the new primary, announces the change with its
+// write gap and tells every instance.
+func (r *Reconciler) completeChange(ctx context.Context, db *v1alpha1.Database, v view, token string) error {
+	change := db.Status.RoleChange.DeepCopy()
+	mem := r.memoryOf(db.UID)
+	mem.mu.Lock()
+	gapFrom := mem.lastServing
+	mem.lastServing, mem.lastAck = time.Now(), time.Now()
+	mem.mu.Unlock()
+	if gapFrom.Before(change.StartedAt.Time.Add(-time.Minute)) || gapFrom.IsZero() {
+		gapFrom = change.StartedAt.Time
+	}
+	now := metav1.Now()
+	change.FinishedAt = &now
+	change.WriteGapMilliseconds = now.Sub(gapFrom).Milliseconds()
+	next := db.Status.DeepCopy()
+	next.Primary, next.RoleChange, next.LastRoleChange = change.To, nil, change
+	if err := status.Write(ctx, r.Client, db, &db.Status, *next, client.MergeFromWithOptimisticLock{}); err != nil {
+		return err
+	}
+	reason := v1alpha1.EventFailedOver
+	if change.Type == v1alpha1.RoleChangeSwitchover {
+		reason = v1alpha1.EventSwitchedOver
+		if err := r.removeSwitchoverRequest(ctx, db); err != nil {
+			return err
+		}
+	}
+	metrics.RoleChanges.WithLabelValues(db.Namespace, db.Name, string(change.Type)).Inc()
+	metrics.RoleChangeWriteGap.WithLabelValues(db.Namespace, db.Name, string(change.Type)).Set(float64(change.WriteGapMilliseconds) / 1000)
+	r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, reason, string(change.Type),
+		"%s is the primary (term %d), was %s; no instance accepted writes for %.1f s", change.To, change.Term, change.From,
+		float64(change.WriteGapMilliseconds)/1000)
+	v.primary = change.To
+	r.assignAll(ctx, db, v, token)
+	return nil
+}
+
+// removeSwitchoverRequest removes the switchover annotation.
+func (r *Reconciler) removeSwitchoverRequest(ctx context.Context, db *v1alpha1.Database) error {
+	if _, ok := db.Annotations[v1alpha1.AnnotationSwitchoverTo]; !ok {
+		return nil
+	}
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null}}}`, v1alpha1.AnnotationSwitchoverTo)
+	if err := r.Client.Patch(ctx, db, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("removing the %s annotation: %w", v1alpha1.AnnotationSwitchoverTo, err)
+	}
+	return nil
+}
