@@ -291,6 +291,15 @@ func (r *Reconciler) replacePrimary(ctx context.Context, db *v1alpha1.Database, 
 		return rs, nil
 	}
 	c, refusal := candidate(v, "")
+	if refusal != "" && p.report != nil {
+		// No replica can take over, but the primary answers: its server
+		// starts again where it is (also a new Database's first start).
+		rs.requeue = min(r.assignAll(ctx, db, v, token), time.Second)
+		if everReady(db) {
+			rs.waiting = fmt.Sprintf("The primary %s restarts in place (%s): no replica can take over: %s", p.name, why, refusal)
+		}
+		return rs, nil
+	}
 	if refusal != "" {
 		rs.blocked = &conditions.Problem{Reason: v1alpha1.ReasonFailoverBlocked,
 			Message: fmt.Sprintf("The primary %s is lost (%s) and no replica is promoted: %s", p.name, why, refusal)}

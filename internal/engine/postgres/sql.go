@@ -43,7 +43,9 @@ func (s *server) connect(ctx context.Context, timeout time.Duration) (*pgx.Conn,
 	cc.ConnectTimeout = timeout
 	cc.TLSConfig = nil
 	cc.Fallbacks = nil
-	cc.RuntimeParams = map[string]string{"application_name": "steward"}
+	// The manager's own writes (users at every start) must not wait for
+	// synchronous replicas, which clone the primary only once it is ready.
+	cc.RuntimeParams = map[string]string{"application_name": "steward", "synchronous_commit": "local"}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return pgx.ConnectConfig(ctx, cc)
