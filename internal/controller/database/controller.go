@@ -205,7 +205,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 	if err != nil {
 		return obs, err
 	}
-	roles, err := r.manageRoles(ctx, db, pods)
+	roles, err := r.manageRoles(ctx, db, sts, pods)
 	if err != nil {
 		return obs, fmt.Errorf("managing the instances' roles: %w", err)
 	}

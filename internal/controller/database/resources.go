@@ -303,10 +303,11 @@ func StatefulSet(db *v1alpha1.Database, eng engine.Engine, instanceImage string,
 		WithServiceName(db.HeadlessServiceName()).
 		WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(db))).
 		// One at a time, each ready before the next: a replica clones from
-		// a running primary; a rolling update goes from the highest
-		// ordinal down, so replicas update before the primary.
+		// a running primary. A rolling update goes from the highest
+		// ordinal down, so replicas update before the primary; where the
+		// primary can move, Steward rolls the pods itself (see restart.go).
 		WithPodManagementPolicy(appsv1.OrderedReadyPodManagement).
-		WithUpdateStrategy(appsv1ac.StatefulSetUpdateStrategy().WithType(appsv1.RollingUpdateStatefulSetStrategyType)).
+		WithUpdateStrategy(appsv1ac.StatefulSetUpdateStrategy().WithType(updateStrategy(db))).
 		WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
 			WithWhenDeleted(appsv1.RetainPersistentVolumeClaimRetentionPolicyType).WithWhenScaled(retainScaled)).
 		WithVolumeClaimTemplates(claim).

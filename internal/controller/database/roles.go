@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -78,8 +79,13 @@ const reportTimeout = 2 * time.Second
 // switchover is asked for, and otherwise tells every instance its role,
 // which renews the primary's lease. Decisions are persisted in the status
 // before any instance is told.
-func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, pods []corev1.Pod) (roleState, error) {
+func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts *appsv1.StatefulSet, pods []corev1.Pod) (roleState, error) {
 	var rs roleState
+	if _, offline := r.instances().(NoInstances); offline {
+		// Pods that run nothing: only the rolling restart, by pod readiness.
+		_, _, err := r.rollInstances(ctx, db, sts, view{primary: db.PrimaryPod(), members: r.memberPods(db, pods)})
+		return rs, err
+	}
 	token, err := r.controlToken(ctx, db)
 	if err != nil || token == "" {
 		return rs, err
@@ -99,6 +105,18 @@ func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, pod
 		return r.replacePrimary(ctx, db, v, token, rs)
 	case ha && db.Annotations[v1alpha1.AnnotationSwitchoverTo] != "":
 		return r.startSwitchover(ctx, db, v, token, rs)
+	}
+	to, switchFirst, err := r.rollInstances(ctx, db, sts, v)
+	if err != nil {
+		return rs, err
+	}
+	if switchFirst {
+		change := &v1alpha1.DatabaseRoleChange{Type: v1alpha1.RoleChangeSwitchover, From: v.primary, To: to.name,
+			Term: max(db.Status.Term, 1) + 1, Reason: "rolling restart: the primary restarts last, as a replica", StartedAt: metav1.Now()}
+		if err := r.beginChange(ctx, db, change); err != nil {
+			return rs, err
+		}
+		return r.carryOut(ctx, db, v, token, rs)
 	}
 	rs.requeue = r.assignAll(ctx, db, v, token)
 	if ha {
@@ -134,8 +152,9 @@ func (r *Reconciler) controlToken(ctx context.Context, db *v1alpha1.Database) (s
 	return instance.ControlToken(string(pw)), nil
 }
 
-// observeMembers reads the reports of the instance pods, concurrently.
-func (r *Reconciler) observeMembers(ctx context.Context, db *v1alpha1.Database, pods []corev1.Pod, mem *memory) []member {
+// memberPods are the instances the spec asks for, and any others still
+// there, with their pods.
+func (r *Reconciler) memberPods(db *v1alpha1.Database, pods []corev1.Pod) []member {
 	byName := map[string]*corev1.Pod{}
 	for i := range pods {
 		byName[pods[i].Name] = &pods[i]
@@ -152,13 +171,23 @@ func (r *Reconciler) observeMembers(ctx context.Context, db *v1alpha1.Database, 
 	}
 	sort.Strings(names)
 	members := make([]member, len(names))
-	ctx, cancel := context.WithTimeout(ctx, reportTimeout)
-	defer cancel()
-	var wg sync.WaitGroup
 	for i, name := range names {
 		members[i] = member{name: name, pod: byName[name]}
 		if members[i].pod == nil {
 			members[i].err = "no pod"
+		}
+	}
+	return members
+}
+
+// observeMembers reads the reports of the instance pods, concurrently.
+func (r *Reconciler) observeMembers(ctx context.Context, db *v1alpha1.Database, pods []corev1.Pod, mem *memory) []member {
+	members := r.memberPods(db, pods)
+	ctx, cancel := context.WithTimeout(ctx, reportTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range members {
+		if members[i].pod == nil {
 			continue
 		}
 		wg.Go(func() {

@@ -303,19 +303,25 @@ func TestPostgresReplicas(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	order, worstDown, primaryRestart := watcher.stop(t)
 	gap, writes, failed := writer.stop(t)
-	t.Logf("rolling restart of 3 instances for max_connections: %v; restarted in order %v; the primary's restart (old pod stopping to new pod ready) %v; "+
+	primary := jsonpath(t, "database/pg", "{.status.primary}")
+	t.Logf("rolling restart of 3 instances for max_connections: %v; restarted in order %v, pg-0 after a switchover to %s (%s); pg-0's restart (old pod stopping to new pod ready) %v; "+
 		"a client writing through the read-write endpoint every 100 ms: %d writes, %d failed, longest gap between two successful writes %v",
-		rollout.Round(time.Millisecond), order, primaryRestart.Round(time.Millisecond), writes, failed, gap.Round(time.Millisecond))
+		rollout.Round(time.Millisecond), order, primary, jsonpath(t, "database/pg", "{.status.lastRoleChange.reason}"),
+		primaryRestart.Round(time.Millisecond), writes, failed, gap.Round(time.Millisecond))
+	if primary == "pg-0" {
+		t.Errorf("the primary pg-0 restarted in place: want a switchover to a replica first")
+	}
 	if strings.Join(order, ",") != "pg-2,pg-1,pg-0" {
 		t.Errorf("instances restarted in order %v, want replicas first: pg-2, pg-1, pg-0", order)
 	}
 	if worstDown > 1 {
 		t.Errorf("%d instances were down at once, want one at a time", worstDown)
 	}
-	// The read-write endpoint is gone only while the primary restarts:
-	// allow for the client's polling and the proxy rules' update.
+	// The read-write endpoint is gone only during the switchover, much
+	// less than pg-0's restart: allow for the client's polling and the
+	// proxy rules' update.
 	if primaryRestart == 0 || gap > primaryRestart+10*time.Second {
-		t.Errorf("the read-write endpoint was gone %v, the primary's restart took %v", gap, primaryRestart)
+		t.Errorf("the read-write endpoint was gone %v, pg-0's restart took %v", gap, primaryRestart)
 	}
 	// The replicas reconnect to the restarted primary on their own. When
 	// one does not, its server's log says why.
@@ -328,8 +334,8 @@ func TestPostgresReplicas(t *testing.T) {
 			t.Logf("%s's log:\n%s", pod, out)
 		}
 	}()
-	eventually(t, 2*time.Minute, "both replicas streaming from the restarted primary", func() error {
-		got, err := postgresSuper(t.Context(), "pg-0", "select count(*) from pg_stat_replication where state = 'streaming'")
+	eventually(t, 2*time.Minute, "both replicas streaming from the new primary", func() error {
+		got, err := postgresSuper(t.Context(), primary, "select count(*) from pg_stat_replication where state = 'streaming'")
 		if err != nil || got != "2" {
 			return fmt.Errorf("%q streaming (%w)", got, err)
 		}

@@ -357,7 +357,7 @@ func startProbe(t *testing.T, c *client) *writeProbe {
 	t.Helper()
 	c.must(t, `psql "$uri" -X -q -v ON_ERROR_STOP=1 -c "create table if not exists probe (id int primary key, at timestamptz not null)"`)
 	c.must(t, `rm -f /tmp/probe.stop /tmp/probe.done /tmp/probe.log
-setsid bash -c "$1" </dev/null >/tmp/probe.log 2>/tmp/probe.err &`, probeScript)
+nohup bash -c "$1" </dev/null >/tmp/probe.log 2>/tmp/probe.err &`, probeScript)
 	p := &writeProbe{c: c}
 	p.waitFlowing(t, "the probe's start")
 	return p
