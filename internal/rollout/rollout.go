@@ -90,8 +90,11 @@ func OfStatefulSet(sts *appsv1.StatefulSet) State {
 		Kind: "StatefulSet", Name: sts.Name, Want: want(sts.Spec.Replicas),
 		Replicas: st.Replicas, Updated: st.UpdatedReplicas, Ready: st.ReadyReplicas, Available: st.AvailableReplicas,
 	}
+	// With OnDelete the StatefulSet controller never moves currentRevision:
+	// every pod at the update revision is the whole of the rollout.
+	onDelete := sts.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType
 	s.RolledOut = st.ObservedGeneration >= sts.Generation && s.Replicas == s.Want && s.Updated == s.Want &&
-		(st.UpdateRevision == "" || st.CurrentRevision == st.UpdateRevision)
+		(st.UpdateRevision == "" || st.CurrentRevision == st.UpdateRevision || onDelete)
 	s.Healthy = s.RolledOut && s.Ready >= s.Want
 	return s
 }

@@ -72,6 +72,11 @@ func TestOfDeployment(t *testing.T) {
 	}
 }
 
+func onDelete(sts *appsv1.StatefulSet) *appsv1.StatefulSet {
+	sts.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType
+	return sts
+}
+
 func TestOfStatefulSet(t *testing.T) {
 	sts := func(replicas, updated, ready int32, current, update string) *appsv1.StatefulSet {
 		return &appsv1.StatefulSet{
@@ -91,6 +96,8 @@ func TestOfStatefulSet(t *testing.T) {
 		{"every pod updated, the revision not yet current", sts(3, 3, 2, "r1", "r2"), false, false},
 		{"rolled out, a pod lost", sts(3, 3, 2, "r2", "r2"), true, false},
 		{"scaling", sts(2, 2, 2, "r2", "r2"), false, false},
+		{"on delete: every pod updated, the revision never current", onDelete(sts(3, 3, 3, "r1", "r2")), true, true},
+		{"on delete: a pod not yet updated", onDelete(sts(3, 2, 3, "r1", "r2")), false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
