@@ -127,11 +127,11 @@ func containerRunning(pod *corev1.Pod) bool {
 
 // candidate is the replica to promote: running, the furthest position,
 // and within maxLag of the primary's last known position.
-func candidate(v view, exclude string) (member, string) {
+func candidate(v view) (member, string) {
 	var best member
 	found := false
 	for _, m := range v.members {
-		if m.name == exclude || m.name == v.primary || !runningReplica(m) {
+		if m.name == v.primary || !runningReplica(m) {
 			continue
 		}
 		if !found || m.report.Position > best.report.Position {
@@ -154,7 +154,7 @@ func candidate(v view, exclude string) (member, string) {
 // replica, or the best one for "any".
 func switchoverTarget(v view, want string) (member, string) {
 	if want == "" || want == "any" {
-		m, why := candidate(v, "")
+		m, why := candidate(v)
 		if why != "" {
 			return m, why
 		}

@@ -50,14 +50,15 @@ func outdated(pod *corev1.Pod, sts *appsv1.StatefulSet) bool {
 	return pod.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision
 }
 
-// memberReady is an instance's readiness: its report's, or its pod's where
-// instances are not contacted.
+// memberReady is an instance's readiness: its pod's (which its Services
+// and PodDisruptionBudget go by) and, where instances are contacted, its
+// report's.
 func memberReady(m member, reports bool) bool {
 	if m.pod == nil || !m.pod.DeletionTimestamp.IsZero() {
 		return false
 	}
-	if reports {
-		return m.report != nil && m.report.Ready && m.report.Phase == instance.PhaseRunning
+	if reports && (m.report == nil || !m.report.Ready || m.report.Phase != instance.PhaseRunning) {
+		return false
 	}
 	for _, c := range m.pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
@@ -71,7 +72,7 @@ func memberReady(m member, reports bool) bool {
 // replica, or, when only the primary is outdated, returns the replica to
 // switch over to first. A single instance, or one whose instances do not
 // answer, has its primary replaced in place.
-func (r *Reconciler) rollInstances(ctx context.Context, db *v1alpha1.Database, sts *appsv1.StatefulSet, v view) (member, bool, error) {
+func (r *Reconciler) rollInstances(ctx context.Context, sts *appsv1.StatefulSet, v view) (member, bool, error) {
 	if sts == nil || sts.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType ||
 		sts.Status.ObservedGeneration < sts.Generation || sts.Status.UpdateRevision == "" {
 		return member{}, false, nil
@@ -93,25 +94,25 @@ func (r *Reconciler) rollInstances(ctx context.Context, db *v1alpha1.Database, s
 	})
 	for _, m := range old {
 		if m.name != v.primary {
-			return member{}, false, r.replacePod(ctx, db, m.pod)
+			return member{}, false, r.replacePod(ctx, m.pod)
 		}
 	}
 	if len(old) == 0 {
 		return member{}, false, nil
 	}
 	if len(v.members) > 1 && reports {
-		c, why := candidate(v, "")
+		c, why := candidate(v)
 		if why == "" && !outdated(c.pod, sts) {
 			return c, true, nil
 		}
 		return member{}, false, nil // waits for a replica to switch over to
 	}
-	return member{}, false, r.replacePod(ctx, db, old[0].pod)
+	return member{}, false, r.replacePod(ctx, old[0].pod)
 }
 
 // replacePod deletes an outdated instance pod; the StatefulSet creates it
 // again from the current revision, on the same volume.
-func (r *Reconciler) replacePod(ctx context.Context, db *v1alpha1.Database, pod *corev1.Pod) error {
+func (r *Reconciler) replacePod(ctx context.Context, pod *corev1.Pod) error {
 	uid := pod.UID
 	err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &uid})
 	if err != nil && !apierrors.IsNotFound(err) {

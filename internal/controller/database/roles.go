@@ -83,7 +83,7 @@ func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts
 	var rs roleState
 	if _, offline := r.instances().(NoInstances); offline {
 		// Pods that run nothing: only the rolling restart, by pod readiness.
-		_, _, err := r.rollInstances(ctx, db, sts, view{primary: db.PrimaryPod(), members: r.memberPods(db, pods)})
+		_, _, err := r.rollInstances(ctx, sts, view{primary: db.PrimaryPod(), members: r.memberPods(db, pods)})
 		return rs, err
 	}
 	token, err := r.controlToken(ctx, db)
@@ -106,7 +106,7 @@ func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts
 	case ha && db.Annotations[v1alpha1.AnnotationSwitchoverTo] != "":
 		return r.startSwitchover(ctx, db, v, token, rs)
 	}
-	to, switchFirst, err := r.rollInstances(ctx, db, sts, v)
+	to, switchFirst, err := r.rollInstances(ctx, sts, v)
 	if err != nil {
 		return rs, err
 	}
@@ -319,7 +319,7 @@ func (r *Reconciler) replacePrimary(ctx context.Context, db *v1alpha1.Database, 
 		rs.requeue = time.Second
 		return rs, nil
 	}
-	c, refusal := candidate(v, "")
+	c, refusal := candidate(v)
 	if refusal != "" && p.report != nil {
 		// No replica can take over, but the primary answers: its server
 		// starts again where it is (also a new Database's first start).
@@ -423,7 +423,7 @@ func (r *Reconciler) completeChange(ctx context.Context, db *v1alpha1.Database, 
 	gapFrom := mem.lastServing
 	mem.lastServing, mem.lastAck = time.Now(), time.Now()
 	mem.mu.Unlock()
-	if gapFrom.Before(change.StartedAt.Time.Add(-time.Minute)) || gapFrom.IsZero() {
+	if gapFrom.Before(change.StartedAt.Add(-time.Minute)) || gapFrom.IsZero() {
 		gapFrom = change.StartedAt.Time
 	}
 	now := metav1.Now()

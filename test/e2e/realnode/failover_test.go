@@ -225,7 +225,7 @@ func maxConnectionsEverywhere(t *testing.T, _ haDatabase) error {
 	for _, pod := range failoverPods() {
 		got, err := superWithin(t.Context(), pod, "show max_connections")
 		if err != nil || got != "150" {
-			return fmt.Errorf("%s: max_connections %q (%v)", pod, got, err)
+			return fmt.Errorf("%s: max_connections %q (%w)", pod, got, err)
 		}
 	}
 	return nil
@@ -317,7 +317,7 @@ func failedOver(t *testing.T, db haDatabase, old string) error {
 	}
 	got, err := superWithin(t.Context(), old, "select pg_is_in_recovery()")
 	if err != nil || got != "t" {
-		return fmt.Errorf("the old primary %s: pg_is_in_recovery() = %q (%v), want t", old, got, err)
+		return fmt.Errorf("the old primary %s: pg_is_in_recovery() = %q (%w), want t", old, got, err)
 	}
 	return nil
 }
