@@ -119,7 +119,9 @@ func (m *manager) run(ctx context.Context) error {
 	defer tick.Stop()
 	var hash string
 	for {
-		m.step(ctx)
+		if err := m.step(ctx); err != nil {
+			return err
+		}
 		m.mu.Lock()
 		srv := m.srv
 		m.mu.Unlock()
@@ -153,13 +155,17 @@ func (m *manager) run(ctx context.Context) error {
 	}
 }
 
-// step brings the server in line with the newest assignment.
-func (m *manager) step(ctx context.Context) {
+// errServerStart: the server did not start.
+var errServerStart = errors.New("starting the server")
+
+// step brings the server in line with the newest assignment. It returns
+// an error only when the server refuses to start: the manager exits then.
+func (m *manager) step(ctx context.Context) error {
 	m.mu.Lock()
 	a, fresh, srv, role, host := m.assign, m.fresh, m.srv, m.role, m.host
 	m.mu.Unlock()
 	if a == nil || ctx.Err() != nil {
-		return
+		return nil
 	}
 	want := engine.RoleReplica
 	if a.Primary == m.o.Config.Name {
@@ -167,35 +173,42 @@ func (m *manager) step(ctx context.Context) {
 	}
 	switch {
 	case srv != nil && role == want && (want == engine.RolePrimary || host == a.PrimaryHost):
-		return // running as assigned
+		return nil // running as assigned
 	case srv != nil && role == engine.RoleReplica && want == engine.RolePrimary:
 		m.promote(ctx, srv)
-		return
+		return nil
 	case srv != nil:
 		// A primary demoted, or a replica of another primary: stop, then
 		// start again below as the assignment says.
 		wasPrimary := role == engine.RolePrimary
 		if err := m.stopServer(ctx, "the primary is now "+a.Primary); err != nil {
 			m.set(PhaseStopped, err.Error())
-			return
+			return nil
 		}
 		if wasPrimary {
 			// The new primary is promoted once it has everything this one
 			// wrote; the operator's next assignment comes after that, and
 			// the rejoin with it.
 			m.recordStoppedPosition(ctx)
-			return
+			return nil
 		}
 	case !fresh:
-		return // stopped or fenced: wait for the operator's next word
+		return nil // stopped or fenced: wait for the operator's next word
 	}
 	if err := m.startAs(ctx, *a, want); err != nil {
+		if errors.Is(err, errServerStart) && ctx.Err() == nil {
+			// The server refuses to start (its configuration, most often):
+			// the container exits, its log's tail becomes the pod's
+			// termination message, and the restarts show as a crash loop.
+			return err
+		}
 		m.log.Error("starting in the assigned role failed", "role", string(want), "error", err)
 		m.mu.Lock()
 		m.fresh = false // try again at the next assignment
 		m.mu.Unlock()
 		m.set(PhaseStopped, err.Error())
 	}
+	return nil
 }
 
 // startAs prepares the data directory for the role (create, clone, rewind)
@@ -310,7 +323,7 @@ func (m *manager) startServer(ctx context.Context, cfg engine.Config, role engin
 	m.log.Info("starting the server", "role", string(role), "primary", cfg.PrimaryHost)
 	srv, err := m.o.Engine.Start(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("starting the server: %w", err)
+		return fmt.Errorf("%w: %w", errServerStart, err)
 	}
 	if role == engine.RolePrimary {
 		if err := srv.EnsureUsers(ctx); err != nil {

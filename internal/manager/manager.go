@@ -113,6 +113,10 @@ type Options struct {
 	// not managed: no failover, no switchover, and the instances wait.
 	NoInstanceRequests bool
 
+	// DatabaseInstances, when set, is how the Database controller reaches
+	// the instances instead (tests); it wins over NoInstanceRequests.
+	DatabaseInstances database.InstanceClient
+
 	// Webhook configures the admission webhooks; off in DefaultOptions.
 	Webhook WebhookOptions
 }
@@ -317,6 +321,9 @@ func informersSynced(mgr ctrl.Manager) healthz.Checker {
 
 // instanceClient is how the Database controller reaches instances.
 func instanceClient(opts Options) database.InstanceClient {
+	if opts.DatabaseInstances != nil {
+		return opts.DatabaseInstances
+	}
 	if opts.NoInstanceRequests {
 		return database.NoInstances{}
 	}

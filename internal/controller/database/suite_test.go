@@ -103,6 +103,7 @@ func startOperator(cfg *rest.Config) (*runningOperator, error) {
 	opts.MetricsAddr, opts.ProbeAddr, opts.LeaderElection = "0", "0", false
 	opts.InstanceImage = "steward:test"
 	opts.SkipControllerNameValidation = true
+	opts.DatabaseInstances = fakes
 	mgr, err := manager.New(cfg, opts)
 	if err != nil {
 		return nil, err

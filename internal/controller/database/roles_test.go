@@ -1,0 +1,255 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package database_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/controller/database"
+	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/instance"
+)
+
+// fakeInstances stands in for the instance managers of the pods a test
+// registers; any other pod does not answer, as on a cluster whose pods run
+// nothing.
+type fakeInstances struct {
+	mu sync.Mutex
+	// byPod are the registered instances, by namespace/pod.
+	byPod map[string]*fakeInstance
+}
+
+// fakeInstance is one instance: its report, the assignments it took, and
+// whether it promotes itself when assigned the primary.
+type fakeInstance struct {
+	report   instance.Report
+	assigned []instance.Assignment
+	promotes bool
+}
+
+var fakes = &fakeInstances{byPod: map[string]*fakeInstance{}}
+
+func (f *fakeInstances) Report(_ context.Context, pod *corev1.Pod) (instance.Report, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in, ok := f.byPod[pod.Namespace+"/"+pod.Name]
+	if !ok {
+		return instance.Report{}, errors.New("connection refused")
+	}
+	return in.report, nil
+}
+
+func (f *fakeInstances) Assign(_ context.Context, pod *corev1.Pod, token string, a instance.Assignment) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in, ok := f.byPod[pod.Namespace+"/"+pod.Name]
+	if !ok {
+		return errors.New("connection refused")
+	}
+	if token == "" {
+		return errors.New("no token")
+	}
+	if a.Term < in.report.Term {
+		return fmt.Errorf("term %d is older than %d", a.Term, in.report.Term)
+	}
+	in.assigned = append(in.assigned, a)
+	in.report.Term = a.Term
+	if a.Primary == pod.Name && in.promotes && in.report.Role == engine.RoleReplica {
+		in.report.Role, in.report.Ready = engine.RolePrimary, true
+	}
+	return nil
+}
+
+// set registers or changes an instance.
+func (f *fakeInstances) set(ns, pod string, change func(*fakeInstance)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in, ok := f.byPod[ns+"/"+pod]
+	if !ok {
+		in = &fakeInstance{report: instance.Report{Name: pod, Phase: instance.PhaseRunning}}
+		f.byPod[ns+"/"+pod] = in
+	}
+	change(in)
+}
+
+// lastAssigned is the newest assignment an instance took.
+func (f *fakeInstances) lastAssigned(ns, pod string) (instance.Assignment, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in := f.byPod[ns+"/"+pod]
+	if in == nil || len(in.assigned) == 0 {
+		return instance.Assignment{}, 0
+	}
+	return in.assigned[len(in.assigned)-1], len(in.assigned)
+}
+
+// fakeInstancePod creates a ready pod of a Database's StatefulSet by hand:
+// no StatefulSet controller runs here.
+func fakeInstancePod(t *testing.T, ns, db, name string) {
+	t.Helper()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+			Labels: database.Labels(&v1alpha1.Database{ObjectMeta: metav1.ObjectMeta{Name: db}})},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "postgres", Image: "postgres:16"}}},
+	}
+	// The revision markRolledOut reports: not a pod to roll.
+	p.Labels[appsv1.ControllerRevisionHashLabelKey] = "r1"
+	create(t, p)
+	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "192.0.2.10",
+		Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "postgres", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
+	if err := k8s.Status().Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFailoverSurvivesAnOperatorRestart runs a three-instance Database
+// whose instances are fakes: every instance is told term 1 with ordinal 0
+// as the primary, the primary's lease and the replicas' names; when the
+// primary's server stops, the most advanced replica is chosen and the
+// change recorded before it is told; the operator restarts before the
+// replica has promoted itself and resumes the same change in the same term;
+// once the replica serves, it is the primary, labelled so, the old one a
+// replica, and the change is in lastRoleChange and an event.
+func TestFailoverSurvivesAnOperatorRestart(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "db", func(db *v1alpha1.Database) { db.Spec.Replicas = new(int32(3)) }))
+	for i, pos := range []int64{1000, 900, 1000} {
+		name := fmt.Sprintf("db-%d", i)
+		fakes.set(ns, name, func(in *fakeInstance) {
+			in.report.Role, in.report.Ready, in.report.Position = engine.RoleReplica, true, pos
+			if i == 0 {
+				in.report.Role = engine.RolePrimary
+			}
+		})
+		fakeInstancePod(t, ns, "db", name)
+	}
+	markRolledOut(t, ns, "db", 3)
+	waitFor(t, ns, "db", "three instances reported ready", func(db *v1alpha1.Database) bool {
+		return len(db.Status.Instances) == 3 && db.Status.Instances[0].Role == "primary" && db.Status.Term == 1 &&
+			db.Status.Instances[1].Ready && db.Status.Instances[2].Ready
+	})
+	for _, name := range []string{"db-0", "db-1", "db-2"} {
+		a, _ := fakes.lastAssigned(ns, name)
+		if a.Term != 1 || a.Primary != "db-0" || a.LeaseSeconds != 10 || strings.Join(a.Replicas, ",") != "db-1,db-2" ||
+			a.PrimaryHost != "db-0.db-headless."+ns+".svc" {
+			t.Errorf("%s was told %+v", name, a)
+		}
+	}
+
+	// The primary's server stops: db-2, the most advanced, is chosen.
+	fakes.set(ns, "db-0", func(in *fakeInstance) {
+		in.report.Phase, in.report.Ready, in.report.Message = instance.PhaseStopped, false, "the server stopped on its own"
+	})
+	db := waitFor(t, ns, "db", "a failover to db-2 under way", func(db *v1alpha1.Database) bool {
+		return db.Status.RoleChange != nil
+	})
+	if c := db.Status.RoleChange; c.To != "db-2" || c.From != "db-0" || c.Term != 2 || c.Type != v1alpha1.RoleChangeFailover || db.Status.Term != 2 {
+		t.Fatalf("role change %+v, term %d, instances %+v; want a failover from db-0 to db-2 in term 2", c, db.Status.Term, db.Status.Instances)
+	}
+	eventually(t, func() error {
+		if a, _ := fakes.lastAssigned(ns, "db-2"); a.Term != 2 || a.Primary != "db-2" {
+			return fmt.Errorf("db-2 was last told %+v", a)
+		}
+		return nil
+	})
+	expectEvent(t, ns, "db", v1alpha1.EventFailoverStarted)
+
+	// The operator restarts before db-2 promoted itself, and goes on.
+	operator.restart(t)
+	_, before := fakes.lastAssigned(ns, "db-2")
+	eventually(t, func() error {
+		if a, n := fakes.lastAssigned(ns, "db-2"); n <= before || a.Term != 2 {
+			return fmt.Errorf("db-2 told %d times, last %+v", n, a)
+		}
+		return nil
+	})
+	if err := get(t, ns, "db", db); err != nil || db.Status.Term != 2 || db.Status.RoleChange == nil || db.Status.RoleChange.To != "db-2" {
+		t.Fatalf("after the restart: term %d, role change %+v (%v); want the same change in term 2", db.Status.Term, db.Status.RoleChange, err)
+	}
+
+	fakes.set(ns, "db-2", func(in *fakeInstance) { in.promotes = true })
+	db = waitFor(t, ns, "db", "db-2 the primary", func(db *v1alpha1.Database) bool {
+		return db.Status.Primary == "db-2" && db.Status.RoleChange == nil && db.Status.LastRoleChange != nil
+	})
+	if c := db.Status.LastRoleChange; c.To != "db-2" || c.Term != 2 || c.FinishedAt == nil || !strings.Contains(c.Reason, "does not run") {
+		t.Errorf("lastRoleChange = %+v", c)
+	}
+	expectEvent(t, ns, "db", v1alpha1.EventFailedOver)
+	eventually(t, func() error {
+		for name, role := range map[string]string{"db-0": "replica", "db-1": "replica", "db-2": "primary"} {
+			p := &corev1.Pod{}
+			if err := get(t, ns, name, p); err != nil {
+				return err
+			}
+			if p.Labels[v1alpha1.LabelRole] != role {
+				return fmt.Errorf("%s labelled %q, want %s", name, p.Labels[v1alpha1.LabelRole], role)
+			}
+		}
+		if a, _ := fakes.lastAssigned(ns, "db-0"); a.Term != 2 || a.Primary != "db-2" {
+			return fmt.Errorf("the old primary was last told %+v", a)
+		}
+		return nil
+	})
+}
+
+// TestFailoverBlockedWhenEveryReplicaLags: no replica within
+// maxFailoverLagBytes of the primary's last position, and the primary does
+// not answer: no failover, and the Database says why.
+func TestFailoverBlockedWhenEveryReplicaLags(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "db", func(db *v1alpha1.Database) {
+		db.Spec.Replicas = new(int32(2))
+		db.Spec.HighAvailability = &v1alpha1.DatabaseHighAvailability{MaxFailoverLagBytes: new(int64(100))}
+	}))
+	fakes.set(ns, "db-0", func(in *fakeInstance) {
+		in.report.Role, in.report.Ready, in.report.Position = engine.RolePrimary, true, 5000
+	})
+	fakes.set(ns, "db-1", func(in *fakeInstance) {
+		in.report.Role, in.report.Ready, in.report.Position = engine.RoleReplica, true, 1000
+	})
+	fakeInstancePod(t, ns, "db", "db-0")
+	fakeInstancePod(t, ns, "db", "db-1")
+	markRolledOut(t, ns, "db", 2)
+	waitFor(t, ns, "db", "the primary seen serving", func(db *v1alpha1.Database) bool {
+		return len(db.Status.Instances) == 2 && db.Status.Instances[0].Role == "primary" && db.Status.Instances[1].Ready
+	})
+	// The pod of the primary goes, with its instance.
+	fakes.mu.Lock()
+	delete(fakes.byPod, ns+"/db-0")
+	fakes.mu.Unlock()
+	if err := k8s.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0", Namespace: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	db := waitFor(t, ns, "db", "FailoverBlocked", func(db *v1alpha1.Database) bool {
+		c := condition(db, v1alpha1.ConditionDegraded)
+		return c != nil && c.Reason == v1alpha1.ReasonFailoverBlocked
+	})
+	if c := condition(db, v1alpha1.ConditionDegraded); !strings.Contains(c.Message, "4000 bytes behind") || db.Status.Primary != "db-0" || db.Status.RoleChange != nil {
+		t.Errorf("Degraded: %s; primary %s, role change %+v", c.Message, db.Status.Primary, db.Status.RoleChange)
+	}
+}
