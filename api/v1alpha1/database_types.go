@@ -366,8 +366,9 @@ type DatabaseStatus struct {
 	// +optional
 	BootstrapRestore string `json:"bootstrapRestore,omitempty"`
 
-	// Term counts the changes of primary; every instance refuses orders of
-	// an older term.
+	// Term counts the changes of primary: 0 until a primary first served,
+	// then 1, and one more at each failover or switchover. Every instance
+	// refuses orders of an older term.
 	// +optional
 	Term int64 `json:"term,omitempty"`
 

@@ -45,6 +45,8 @@ type roleState struct {
 	waiting string
 	// blocked is set when no replica can be promoted safely.
 	blocked *conditions.Problem
+	// primaryServing: the primary answered that it serves.
+	primaryServing bool
 	requeue time.Duration
 }
 
@@ -94,6 +96,7 @@ func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts
 	members := r.observeMembers(ctx, db, pods, mem)
 	v := r.viewOf(db, members, mem)
 	rs.instances = instanceStatuses(db, v)
+	rs.primaryServing = serving(mustMember(v, v.primary))
 	// Decisions need the instances' word: none answering (pods that run
 	// nothing, or the operator cut off from them) decides nothing.
 	ha := db.Spec.Engine.CanFailOver() && Replicas(db) > 1 && anyAnswered(v)
@@ -261,10 +264,10 @@ func assignment(db *v1alpha1.Database, v view) instance.Assignment {
 	a := instance.Assignment{
 		// Term 0 is a Database's first: the status records it as 1.
 		Term: max(db.Status.Term, 1), Primary: v.primary, PrimaryHost: db.InstanceHost(v.primary), PrimaryPort: int(db.Port()),
-		// A new database only on the first primary of a Database that was
-		// never ready: later, an empty primary means lost data, which a
-		// replica has.
-		Bootstrap: !everReady(db) && v.primary == db.FirstPod() && db.Status.LastRoleChange == nil,
+		// A new database only on the first primary of a Database none of
+		// whose instances ever served (term 0): later, an empty primary
+		// means lost data, which a replica may have.
+		Bootstrap: db.Status.Term == 0 && v.primary == db.FirstPod(),
 	}
 	for _, m := range v.members {
 		if m.name != v.primary {

@@ -124,7 +124,6 @@ func observedFields(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSt
 		st.Replicas = sts.Status.Replicas
 		st.ReadyReplicas = sts.Status.ReadyReplicas
 		st.Primary = db.PrimaryPod()
-		st.Term = max(st.Term, 1)
 		if st.Version == "" {
 			st.Version = sts.Annotations[v1alpha1.AnnotationVersion]
 		}
@@ -132,6 +131,11 @@ func observedFields(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSt
 	st.StorageSize = &storage
 	if obs.roles != nil {
 		st.Instances = obs.roles.instances
+		if obs.roles.primaryServing {
+			// Term 1 once a primary served: from then on an empty data
+			// directory is lost data, never a first start.
+			st.Term = max(st.Term, 1)
+		}
 	}
 	if b := obs.backup; b != nil && b.Status.LastBackup != nil {
 		st.LastBackup = b.Status.LastBackup.DeepCopy()
