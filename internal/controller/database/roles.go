@@ -47,7 +47,7 @@ type roleState struct {
 	blocked *conditions.Problem
 	// primaryServing: the primary answered that it serves.
 	primaryServing bool
-	requeue time.Duration
+	requeue        time.Duration
 }
 
 // memory is what the operator remembers of one Database between

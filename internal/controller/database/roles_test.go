@@ -114,7 +114,7 @@ func fakeInstancePod(t *testing.T, ns, db, name string) {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
 			Labels: database.Labels(&v1alpha1.Database{ObjectMeta: metav1.ObjectMeta{Name: db}})},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "postgres", Image: "postgres:16"}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "postgres", Image: "postgres:16"}}},
 	}
 	// The revision markRolledOut reports: not a pod to roll.
 	p.Labels[appsv1.ControllerRevisionHashLabelKey] = "r1"
