@@ -22,11 +22,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -40,7 +43,8 @@ import (
 //
 // A reconcile that reads obj from a cache which has not seen the last write
 // yet would write the same status again; Write remembers, per object, the
-// version it last wrote on top of and what it wrote, and skips that repeat.
+// version it last wrote on top of and what it wrote, and skips that repeat,
+// or, with an optimistic lock, returns a Conflict as the server would have.
 func Write[S any](ctx context.Context, c client.Client, obj client.Object, current *S, next S, opts ...client.MergeFromOption) error {
 	if equality.Semantic.DeepEqual(*current, next) {
 		return nil
@@ -50,6 +54,13 @@ func Write[S any](ctx context.Context, c client.Client, obj client.Object, curre
 		return fmt.Errorf("writing status of %s %s: %w", kindOf(obj), obj.GetName(), err)
 	}
 	if written.repeats(obj, sum) {
+		if optimistic(opts) {
+			// The caller acts on a successful write (counts, announces):
+			// a repeat from a stale copy is the conflict the lock would
+			// have given, so that it does not act twice.
+			return apierrors.NewConflict(schema.GroupResource{Resource: kindOf(obj)}, obj.GetName(),
+				errors.New("the cached copy predates this process' last status write"))
+		}
 		return nil
 	}
 	orig := obj.DeepCopyObject().(client.Object)
@@ -61,6 +72,16 @@ func Write[S any](ctx context.Context, c client.Client, obj client.Object, curre
 	written.remember(obj.GetUID(), base, sum)
 	log.FromContext(ctx).V(1).Info("Status updated")
 	return nil
+}
+
+// optimistic reports whether the write asks for an optimistic lock.
+func optimistic(opts []client.MergeFromOption) bool {
+	for _, o := range opts {
+		if _, ok := o.(client.MergeFromWithOptimisticLock); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // lastWrite is the status last written for an object: on top of which
