@@ -164,8 +164,13 @@ func (m *manager) step(ctx context.Context) error {
 	m.mu.Lock()
 	a, fresh, srv, role, host := m.assign, m.fresh, m.srv, m.role, m.host
 	m.mu.Unlock()
-	if a == nil || ctx.Err() != nil {
-		return nil
+	if a == nil {
+		return nil // no word from the operator yet
+	}
+	select {
+	case <-ctx.Done():
+		return nil // shutting down: run stops the server
+	default:
 	}
 	want := engine.RoleReplica
 	if a.Primary == m.o.Config.Name {
