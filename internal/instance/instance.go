@@ -349,12 +349,9 @@ func configHash(dir string) (string, error) {
 func handler(m *manager, token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		phase, ok := m.healthy()
-		if !ok {
-			http.Error(w, phase, http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, phase)
+		// Healthy while the manager answers: a stopped server is the
+		// operator's to deal with, not a container restart's.
+		fmt.Fprintln(w, m.currentPhase())
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		s := m.report(r.Context())

@@ -106,11 +106,11 @@ func (m *manager) report(ctx context.Context) Report {
 	return r
 }
 
-// healthy is /healthz: false only when the manager cannot go on.
-func (m *manager) healthy() (string, bool) {
+// currentPhase is the manager's phase.
+func (m *manager) currentPhase() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.phase, true
+	return m.phase
 }
 
 // run acts on assignments until ctx ends, then stops the server.

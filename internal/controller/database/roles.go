@@ -114,12 +114,8 @@ func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts
 		return rs, err
 	}
 	if switchFirst {
-		change := &v1alpha1.DatabaseRoleChange{Type: v1alpha1.RoleChangeSwitchover, From: v.primary, To: to.name,
-			Term: max(db.Status.Term, 1) + 1, Reason: "rolling restart: the primary restarts last, as a replica", StartedAt: metav1.Now()}
-		if err := r.beginChange(ctx, db, change); err != nil {
-			return rs, err
-		}
-		return r.carryOut(ctx, db, v, token, rs)
+		return r.beginChange(ctx, db, v, token, rs, v1alpha1.RoleChangeSwitchover, to.name,
+			"rolling restart: the primary restarts last, as a replica")
 	}
 	rs.requeue = r.assignAll(ctx, db, v, token)
 	if ha {
@@ -327,7 +323,7 @@ func (r *Reconciler) replacePrimary(ctx context.Context, db *v1alpha1.Database, 
 		// No replica can take over, but the primary answers: its server
 		// starts again where it is (also a new Database's first start).
 		rs.requeue = min(r.assignAll(ctx, db, v, token), time.Second)
-		if everReady(db) {
+		if db.Status.Term > 0 {
 			rs.waiting = fmt.Sprintf("The primary %s restarts in place (%s): no replica can take over: %s", p.name, why, refusal)
 		}
 		return rs, nil
@@ -338,14 +334,7 @@ func (r *Reconciler) replacePrimary(ctx context.Context, db *v1alpha1.Database, 
 		rs.requeue = 2 * time.Second
 		return rs, nil
 	}
-	change := &v1alpha1.DatabaseRoleChange{Type: v1alpha1.RoleChangeFailover, From: p.name, To: c.name,
-		Term: max(db.Status.Term, 1) + 1, Reason: "the primary " + p.name + " is lost: " + why, StartedAt: metav1.Now()}
-	if err := r.beginChange(ctx, db, change); err != nil {
-		return rs, err
-	}
-	r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, v1alpha1.EventFailoverStarted, "Failover",
-		"Promoting %s (term %d): %s", c.name, change.Term, change.Reason)
-	return r.carryOut(ctx, db, v, token, rs)
+	return r.beginChange(ctx, db, v, token, rs, v1alpha1.RoleChangeFailover, c.name, "the primary "+p.name+" is lost: "+why)
 }
 
 // startSwitchover starts the switchover the annotation asks for, or
@@ -358,20 +347,27 @@ func (r *Reconciler) startSwitchover(ctx context.Context, db *v1alpha1.Database,
 			"Switchover to %s refused: %s", want, refusal)
 		return rs, r.removeSwitchoverRequest(ctx, db)
 	}
-	change := &v1alpha1.DatabaseRoleChange{Type: v1alpha1.RoleChangeSwitchover, From: v.primary, To: c.name,
-		Term: max(db.Status.Term, 1) + 1, Reason: "requested with the " + v1alpha1.AnnotationSwitchoverTo + " annotation", StartedAt: metav1.Now()}
-	if err := r.beginChange(ctx, db, change); err != nil {
-		return rs, err
-	}
-	return r.carryOut(ctx, db, v, token, rs)
+	return r.beginChange(ctx, db, v, token, rs, v1alpha1.RoleChangeSwitchover, c.name,
+		"requested with the "+v1alpha1.AnnotationSwitchoverTo+" annotation")
 }
 
-// beginChange persists a role change and its term before any instance
-// hears of it, so that a restarted operator resumes it.
-func (r *Reconciler) beginChange(ctx context.Context, db *v1alpha1.Database, change *v1alpha1.DatabaseRoleChange) error {
+// beginChange starts a role change from the primary to the instance to,
+// in the next term: it is persisted in the status before any instance
+// hears of it, so that a restarted operator resumes it, then carried out.
+func (r *Reconciler) beginChange(ctx context.Context, db *v1alpha1.Database, v view, token string, rs roleState,
+	typ v1alpha1.RoleChangeType, to, reason string) (roleState, error) {
+	change := &v1alpha1.DatabaseRoleChange{Type: typ, From: v.primary, To: to,
+		Term: max(db.Status.Term, 1) + 1, Reason: reason, StartedAt: metav1.Now()}
 	next := db.Status.DeepCopy()
 	next.Term, next.RoleChange = change.Term, change
-	return status.Write(ctx, r.Client, db, &db.Status, *next, client.MergeFromWithOptimisticLock{})
+	if err := status.Write(ctx, r.Client, db, &db.Status, *next, client.MergeFromWithOptimisticLock{}); err != nil {
+		return rs, err
+	}
+	if typ == v1alpha1.RoleChangeFailover {
+		r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, v1alpha1.EventFailoverStarted, "Failover",
+			"Promoting %s (term %d): %s", to, change.Term, reason)
+	}
+	return r.carryOut(ctx, db, v, token, rs)
 }
 
 // roleChangeTimeout is how long a role change may go without its target
