@@ -53,10 +53,11 @@ func (e *Engine) initDataDir(ctx context.Context, cfg engine.Config) error {
 	if cfg.DataDir == "" || cfg.RunDir == "" {
 		return errors.New("the data and run directories must be set")
 	}
-	for _, d := range []string{cfg.DataDir, cfg.RunDir} {
-		if err := ensureDir(cfg, d); err != nil {
-			return err
-		}
+	if err := ensureDir(cfg, cfg.DataDir); err != nil {
+		return err
+	}
+	if err := ensureRunDir(cfg); err != nil {
+		return err
 	}
 	defaults := "--no-defaults"
 	if cfg.ConfigDir != "" {

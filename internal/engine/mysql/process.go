@@ -70,10 +70,16 @@ func command(cfg engine.Config, name string, args ...string) (*exec.Cmd, *tailBu
 	cmd.Stdout = io.MultiWriter(Output, tail)
 	cmd.Stderr = cmd.Stdout
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "MYSQL_") || strings.HasPrefix(kv, "MARIADB_") {
+		if strings.HasPrefix(kv, "MYSQL_") || strings.HasPrefix(kv, "MARIADB_") ||
+			(cfg.RunDir != "" && strings.HasPrefix(kv, "TMPDIR=")) {
 			continue
 		}
 		cmd.Env = append(cmd.Env, kv)
+	}
+	if cfg.RunDir != "" {
+		// The server's tmpdir (temporary tables, sort files) defaults to
+		// $TMPDIR: a directory of its own, not a /tmp other servers share.
+		cmd.Env = append(cmd.Env, "TMPDIR="+scratchDir(cfg))
 	}
 	if cfg.RunAsUID != 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{
@@ -144,6 +150,17 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(bytes.ToValidUTF8(t.buf, nil))
+}
+
+// scratchDir is the engine's temporary directory, inside cfg.RunDir.
+func scratchDir(cfg engine.Config) string { return filepath.Join(cfg.RunDir, "tmp") }
+
+// ensureRunDir makes cfg.RunDir and the scratch directory inside it.
+func ensureRunDir(cfg engine.Config) error {
+	if err := ensureDir(cfg, cfg.RunDir); err != nil {
+		return err
+	}
+	return ensureDir(cfg, scratchDir(cfg))
 }
 
 // ensureDir creates a directory and, when the engine's programs run as

@@ -37,7 +37,7 @@ import (
 // (cfg.PrimaryHost set) runs read-only and resumes replication by itself. It
 // returns once the superuser can connect over the socket.
 func (e *Engine) Start(ctx context.Context, cfg engine.Config) (engine.Server, error) {
-	if err := ensureDir(cfg, cfg.RunDir); err != nil {
+	if err := ensureRunDir(cfg); err != nil {
 		return nil, err
 	}
 	cfgText, err := os.ReadFile(filepath.Join(cfg.ConfigDir, ConfigFile))

@@ -246,16 +246,20 @@ func TestRenderedConfigurationAccepted(t *testing.T) {
 			pool, _ := BufferPool(memory)
 			var gotPool int64
 			var gotConnections int
-			var charset string
+			var charset, tmpdir string
 			var logBin int
 			if err := tcp(t, cfg, cfg.Superuser, "").QueryRowContext(ctx,
-				"SELECT @@innodb_buffer_pool_size, @@max_connections, @@character_set_server, @@log_bin").
-				Scan(&gotPool, &gotConnections, &charset, &logBin); err != nil {
+				"SELECT @@innodb_buffer_pool_size, @@max_connections, @@character_set_server, @@log_bin, @@tmpdir").
+				Scan(&gotPool, &gotConnections, &charset, &logBin, &tmpdir); err != nil {
 				t.Fatal(err)
 			}
 			if gotPool != pool || gotConnections != MaxConnections(memory) || charset != "utf8mb4" || logBin != 1 {
 				t.Errorf("server: buffer pool %d, max_connections %d, charset %s, log_bin %d; rendered %d, %d, utf8mb4, 1",
 					gotPool, gotConnections, charset, logBin, pool, MaxConnections(memory))
+			}
+			// Its own temporary directory, not a /tmp other servers share.
+			if want := filepath.Join(cfg.RunDir, "tmp"); tmpdir != want {
+				t.Errorf("tmpdir = %q, want %q", tmpdir, want)
 			}
 			if st := s.Status(ctx); !st.Ready || st.Role != engine.RolePrimary {
 				t.Errorf("status = %+v", st)
