@@ -35,10 +35,12 @@ type Engine struct {
 
 var _ engine.Engine = (*Engine)(nil)
 
-// MySQL and MariaDB are the two registered engines.
+// MySQL and MariaDB are the two registered engines. MariaDB's instances
+// change roles (failover, switchover) by GTID; MySQL keeps its first
+// instance as the primary.
 var (
 	MySQL   = &Engine{f: mysqlFlavor}
-	MariaDB = &Engine{f: mariadbFlavor}
+	MariaDB = &GTIDEngine{Engine: &Engine{f: mariadbFlavor}}
 )
 
 func init() {
@@ -93,7 +95,8 @@ var controlled = map[string]bool{
 	"no_defaults": true, "plugin_dir": true, "socket_path": true,
 	"admin_address": true, "admin_port": true, "mysqlx_port": true,
 	"mysqlx_socket": true, "mysqlx_bind_address": true,
-	"secure_file_priv": true, "tmpdir": true,
+	"secure_file_priv": true, "tmpdir": true, "slave_net_timeout": true,
+	"replica_net_timeout":  true,
 	"innodb_data_home_dir": true, "innodb_log_group_home_dir": true,
 	"innodb_undo_directory": true, "innodb_directories": true,
 }

@@ -44,6 +44,9 @@ type flavor struct {
 	// bufferPoolInstances: the server knows innodb_buffer_pool_instances
 	// (MariaDB 10.6 removed it).
 	bufferPoolInstances bool
+	// gtid: replicas follow by MariaDB's GTID (MASTER_USE_GTID=slave_pos),
+	// so that they can be pointed at another primary (GTIDEngine).
+	gtid bool
 }
 
 var mysqlFlavor = &flavor{
@@ -89,4 +92,5 @@ var mariadbFlavor = &flavor{
 	startReplica:      "START SLAVE",
 	stopReplica:       "STOP SLAVE",
 	showReplicaStatus: "SHOW SLAVE STATUS",
+	gtid:              true,
 }

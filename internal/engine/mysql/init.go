@@ -80,10 +80,10 @@ func (e *Engine) initDataDir(ctx context.Context, cfg engine.Config) error {
 	return run(ctx, cfg, name, args...)
 }
 
-// withLocalServer starts the server on a socket only, connects as root
-// without a password (a fresh data directory), hands one connection to fn
+// withLocalServer starts the server on a socket only, connects as as (root
+// without a password in a fresh data directory), hands one connection to fn
 // and shuts the server down.
-func (e *Engine) withLocalServer(ctx context.Context, cfg engine.Config, fn func(conn *sql.Conn, socket string) error) error {
+func (e *Engine) withLocalServer(ctx context.Context, cfg engine.Config, as engine.Credentials, fn func(conn *sql.Conn, socket string) error) error {
 	socket := filepath.Join(cfg.RunDir, "init.sock")
 	for _, f := range []string{socket, socket + ".lock", filepath.Join(cfg.RunDir, "mysqld.pid")} {
 		_ = os.Remove(f)
@@ -94,7 +94,7 @@ func (e *Engine) withLocalServer(ctx context.Context, cfg engine.Config, fn func
 		return err
 	}
 	err = func() error {
-		db, err := e.waitReady(ctx, cfg, p, socket, engine.Credentials{Username: "root"})
+		db, err := e.waitReady(ctx, cfg, p, socket, as)
 		if err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func (e *Engine) InitPrimary(ctx context.Context, cfg engine.Config) (err error)
 	if err := e.initDataDir(ctx, cfg); err != nil {
 		return err
 	}
-	return e.withLocalServer(ctx, cfg, func(conn *sql.Conn, _ string) error {
+	return e.withLocalServer(ctx, cfg, engine.Credentials{Username: "root"}, func(conn *sql.Conn, _ string) error {
 		if err := execAll(ctx, conn, cfg, "disabling the binary log", "SET sql_log_bin = 0"); err != nil {
 			return err
 		}
@@ -208,7 +208,8 @@ func (s *sniffer) Write(p []byte) (int, error) {
 // primary, taken as the superuser, into it with the binary log off, points
 // replication at the primary from the coordinates the dump recorded, starts
 // replication, waits until the receiving thread has connected and shuts the
-// server down. The superuser's password reaches the dump program in a 0600
+// server down. A MariaDB replica follows by GTID: the coordinates are turned
+// into the primary's GTID position there (BINLOG_GTID_POS). The superuser's password reaches the dump program in a 0600
 // option file, removed at the end.
 func (e *Engine) InitReplica(ctx context.Context, cfg engine.Config) (err error) {
 	if cfg.PrimaryHost == "" || cfg.PrimaryPort == 0 {
@@ -222,13 +223,24 @@ func (e *Engine) InitReplica(ctx context.Context, cfg engine.Config) (err error)
 	if err := e.initDataDir(ctx, cfg); err != nil {
 		return err
 	}
-	return e.withLocalServer(ctx, cfg, func(conn *sql.Conn, socket string) error {
+	return e.withLocalServer(ctx, cfg, engine.Credentials{Username: "root"}, func(conn *sql.Conn, socket string) error {
 		file, pos, err := e.load(ctx, cfg, socket)
 		if err != nil {
 			return err
 		}
 		// The dump replaced the users: the connection stays authenticated.
 		f := e.f
+		if f.gtid {
+			gtid, err := e.primaryGTID(ctx, cfg, file, pos)
+			if err != nil {
+				return err
+			}
+			if err := execAll(ctx, conn, cfg, "configuring replication",
+				"SET GLOBAL gtid_slave_pos = "+literal(gtid), e.changeSourceGTID(cfg), f.startReplica); err != nil {
+				return err
+			}
+			return e.waitReceiving(ctx, cfg, conn)
+		}
 		r := cfg.Replication
 		change := fmt.Sprintf("%s %s=%s, %s=%d, %s=%s, %s=%s, %s=%s, %s=%d%s",
 			f.changeSource,
@@ -314,6 +326,9 @@ func (e *Engine) waitReceiving(ctx context.Context, cfg engine.Config, conn *sql
 		}
 		if st != nil && st.ioRunning == "Yes" && st.sqlRunning == "Yes" {
 			return nil
+		}
+		if st != nil && st.ioErrno == errDiverged {
+			return errors.New(redact(cfg, "the primary refuses this replica's position: "+st.ioError))
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			msg := "replication did not start"

@@ -48,27 +48,27 @@ func TestCheckParameter(t *testing.T) {
 		{MySQL, "innodb_buffer_pool_size", "1T", `"1T" is not a size: use a number of bytes, or one with K, M or G (e.g. 128M)`},
 		{MySQL, "innodb_buffer_pool_size", "128MB", `"128MB" is not a size: use a number of bytes, or one with K, M or G (e.g. 128M)`},
 		{MySQL, "innodb_buffer_pool_size", "4M", "4M is out of range: at least 5M"},
-		{MariaDB, "innodb_buffer_pool_size", "4M", ""},
-		{MariaDB, "innodb_buffer_pool_size", "1M", "1M is out of range: at least 2M"},
+		{MariaDB.Engine, "innodb_buffer_pool_size", "4M", ""},
+		{MariaDB.Engine, "innodb_buffer_pool_size", "1M", "1M is out of range: at least 2M"},
 		{MySQL, "max_allowed_packet", "64M", ""},
 		{MySQL, "max_allowed_packet", "2G", "2G is out of range: between 1K and 1G"},
-		{MariaDB, "read_buffer_size", "4096", "4096 is out of range: between 8K and 2147483647"},
+		{MariaDB.Engine, "read_buffer_size", "4096", "4096 is out of range: between 8K and 2147483647"},
 		{MySQL, "tmp_table_size", "-1", "-1 is out of range: at least 1K"},
 		{MySQL, "tmp_table_size", "99999999999999999999", "99999999999999999999 is out of range: at least 1K"},
 		{MySQL, "max_connections", "99999999999999999999", "99999999999999999999 is out of range: between 1 and 100000"},
 		// Integers.
 		{MySQL, "max_connections", "500", ""},
 		{MySQL, "max_connections", "1", ""},
-		{MariaDB, "max_connections", "1", "1 is out of range: between 10 and 100000"},
+		{MariaDB.Engine, "max_connections", "1", "1 is out of range: between 10 and 100000"},
 		{MySQL, "max_connections", "-5", "-5 is out of range: between 1 and 100000"},
 		{MySQL, "max_connections", "200000", "200000 is out of range: between 1 and 100000"},
 		{MySQL, "max_connections", "many", `"many" is not an integer`},
 		{MySQL, "max_connections", "+100", `"+100" is not an integer`},
-		{MariaDB, "max_user_connections", "-1", ""},
+		{MariaDB.Engine, "max_user_connections", "-1", ""},
 		{MySQL, "max_user_connections", "-1", "-1 is out of range: between 0 and 4294967295"},
 		{MySQL, "innodb_flush_log_at_trx_commit", "2", ""},
 		{MySQL, "innodb_flush_log_at_trx_commit", "3", "3 is out of range: between 0 and 2"},
-		{MariaDB, "innodb_flush_log_at_trx_commit", "3", ""},
+		{MariaDB.Engine, "innodb_flush_log_at_trx_commit", "3", ""},
 		{MySQL, "wait_timeout", "0", "0 is out of range: between 1 and 31536000"},
 		{MySQL, "table_open_cache", "4000", ""},
 		// Reals.
@@ -85,24 +85,24 @@ func TestCheckParameter(t *testing.T) {
 		{MySQL, "slow_query_log", "0", ""},
 		{MySQL, "slow_query_log", "yes", `"yes" is not a boolean: use ON, OFF, 1 or 0`},
 		{MySQL, "slow_query_log", "true", `"true" is not a boolean: use ON, OFF, 1 or 0`},
-		{MariaDB, "innodb_file_per_table", "2", `"2" is not a boolean: use ON, OFF, 1 or 0`},
+		{MariaDB.Engine, "innodb_file_per_table", "2", `"2" is not a boolean: use ON, OFF, 1 or 0`},
 		// Enums: by name in any case, or by position.
 		{MySQL, "transaction_isolation", "READ-COMMITTED", ""},
 		{MySQL, "transaction-isolation", "read-committed", ""},
 		{MySQL, "transaction_isolation", "1", ""},
 		{MySQL, "transaction_isolation", "READ_COMMITTED", `"READ_COMMITTED" is not allowed: use READ-UNCOMMITTED, READ-COMMITTED, REPEATABLE-READ or SERIALIZABLE`},
 		{MySQL, "transaction_isolation", "4", `"4" is not allowed: use READ-UNCOMMITTED, READ-COMMITTED, REPEATABLE-READ or SERIALIZABLE`},
-		{MariaDB, "tx_isolation", "SERIALIZABLE", ""},
+		{MariaDB.Engine, "tx_isolation", "SERIALIZABLE", ""},
 		{MySQL, "binlog_format", "row", ""},
 		{MySQL, "binlog_format", "STATEMENT", ""},
 		{MySQL, "binlog_format", "FAST", `"FAST" is not allowed: use ROW, STATEMENT or MIXED`},
-		{MariaDB, "event_scheduler", "ORIGINAL", ""},
+		{MariaDB.Engine, "event_scheduler", "ORIGINAL", ""},
 		{MySQL, "event_scheduler", "ORIGINAL", `"ORIGINAL" is not allowed: use ON, OFF or DISABLED`},
 		// Strings, sets and unknown variables are the server's to judge.
 		{MySQL, "sql_mode", "STRICT_TRANS_TABLES,NO_ZERO_DATE", ""},
 		{MySQL, "character_set_server", "utf8mb4", ""},
 		{MySQL, "no_such_variable", "anything", ""},
-		{MariaDB, "max_execution_time", "lots", ""}, // MySQL's, not MariaDB's
+		{MariaDB.Engine, "max_execution_time", "lots", ""}, // MySQL's, not MariaDB's
 	} {
 		t.Run(tc.e.Name()+"/"+tc.key+"="+tc.value, func(t *testing.T) {
 			err := tc.e.CheckParameter(tc.key, tc.value)
@@ -120,7 +120,7 @@ func TestCheckParameter(t *testing.T) {
 // TestTunedValuesAreValid checks that what Render derives from the memory
 // passes the check, so that a preset never degrades a Database.
 func TestTunedValuesAreValid(t *testing.T) {
-	for _, e := range []*Engine{MySQL, MariaDB} {
+	for _, e := range []*Engine{MySQL, MariaDB.Engine} {
 		for _, m := range []int64{0, 256 * mib, 512 * mib, gib, 2 * gib, 8 * gib, 64 * gib} {
 			files, err := e.Render(engine.Tuning{MemoryBytes: m, Port: 3306})
 			if err != nil {
@@ -140,7 +140,7 @@ func TestTunedValuesAreValid(t *testing.T) {
 // sends (a value out of range is clamped there, with a warning).
 func TestVariablesMatchMariaDB(t *testing.T) {
 	requireMariaDB(t)
-	e := MariaDB
+	e := MariaDB.Engine
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cfg := newServerConfig(t, 1)

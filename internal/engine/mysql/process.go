@@ -241,6 +241,22 @@ func (e *Engine) serverArgs(cfg engine.Config, socket string) []string {
 		fmt.Sprintf("--server-id=%d", max(cfg.ServerID, 1)),
 		"--relay-log=relay-bin",
 	)
+	if e.f.gtid {
+		args = append(args,
+			// Replication starts only when Steward says from where.
+			"--skip-slave-start",
+			// A replica logs what it applies, so that once promoted its
+			// binary log serves the others from their GTID positions.
+			"--log-slave-updates",
+			// A replica refuses a transaction out of GTID order instead of
+			// diverging silently; a rejoin after a failover then fails
+			// where histories differ, and the instance is cloned afresh.
+			"--gtid-strict-mode=ON",
+			// With the primary's heartbeat every second, a replica notices
+			// a lost primary within five seconds.
+			fmt.Sprintf("--slave-net-timeout=%d", int(replicaNetTimeout/time.Second)),
+		)
+	}
 	if asRoot(cfg) {
 		args = append(args, "--user=mysql")
 	}
@@ -315,6 +331,16 @@ func connect(socket string, c engine.Credentials) (*sql.DB, error) {
 	db.SetMaxOpenConns(4)
 	db.SetConnMaxIdleTime(time.Minute)
 	return db, nil
+}
+
+// withConn runs fn on one connection of db.
+func (e *Engine) withConn(ctx context.Context, db *sql.DB, cfg engine.Config, fn func(*sql.Conn) error) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %s", e.f.server, redact(cfg, err.Error()))
+	}
+	defer func() { _ = conn.Close() }()
+	return fn(conn)
 }
 
 // waitReady waits until the server accepts a connection as c, and returns

@@ -70,6 +70,12 @@ func (e *Engine) Start(ctx context.Context, cfg engine.Config) (engine.Server, e
 		return nil, err
 	}
 	db, err := e.waitReady(ctx, cfg, p, socket, cfg.Superuser)
+	if err == nil && e.f.gtid && cfg.PrimaryHost != "" {
+		err = e.withConn(ctx, db, cfg, func(conn *sql.Conn) error { return e.follow(ctx, conn, cfg) })
+		if err != nil {
+			_ = db.Close()
+		}
+	}
 	if err != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
@@ -224,9 +230,7 @@ func (s *Server) Status(ctx context.Context) engine.Status {
 	s.mu.Lock()
 	st := engine.Status{Role: engine.RolePrimary, PendingRestart: append([]string(nil), s.pending...)}
 	s.mu.Unlock()
-	if s.cfg.PrimaryHost != "" {
-		st.Role = engine.RoleReplica
-	}
+	st.Role = s.role()
 	select {
 	case <-s.p.done:
 		st.Message = "the server has exited"
@@ -253,10 +257,19 @@ func (s *Server) Status(ctx context.Context) engine.Status {
 	if rs == nil {
 		st.Role = engine.RolePrimary
 		st.Ready = true
+		if s.e.f.gtid {
+			var pos string
+			if err := conn.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos); err == nil {
+				st.Position = gtidPosition(pos)
+			}
+		}
 		return st
 	}
 	st.Role = engine.RoleReplica
 	st.LagSeconds = rs.lag
+	if s.e.f.gtid {
+		st.Position = gtidPosition(rs.gtidIOPos)
+	}
 	st.Ready = rs.ioRunning == "Yes" && rs.sqlRunning == "Yes"
 	if !st.Ready {
 		st.Message = redact(s.cfg, strings.TrimSpace(fmt.Sprintf("replication: receiving %s, applying %s. %s %s",
@@ -265,10 +278,51 @@ func (s *Server) Status(ctx context.Context) engine.Status {
 	return st
 }
 
-// Stop shuts the server down (SIGTERM), killing it when ctx ends first.
+// Stop shuts the server down (SIGTERM), killing it when ctx ends first. A
+// MariaDB primary first turns read-only, then records its GTID position
+// for StoppedPosition.
 func (s *Server) Stop(ctx context.Context) error {
+	if s.e.f.gtid {
+		s.recordStop(ctx)
+	}
 	_ = s.db.Close()
 	return s.p.stop(ctx)
+}
+
+// recordStop writes a primary's final GTID position into the run
+// directory, or removes a stale one.
+func (s *Server) recordStop(ctx context.Context) {
+	_ = os.Remove(stoppedFile(s.cfg))
+	if s.role() != engine.RolePrimary {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var pos string
+	err := s.withConn(ctx, func(conn *sql.Conn) error {
+		if _, err := conn.ExecContext(ctx, "SET GLOBAL read_only = ON"); err != nil {
+			return err
+		}
+		return conn.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos)
+	})
+	if err == nil {
+		_ = os.WriteFile(stoppedFile(s.cfg), []byte(pos+"\n"), 0o600)
+	}
+}
+
+// role is the role the server was started in or promoted to.
+func (s *Server) role() engine.Role {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.PrimaryHost != "" {
+		return engine.RoleReplica
+	}
+	return engine.RolePrimary
+}
+
+// withConn runs fn on one connection of the server.
+func (s *Server) withConn(ctx context.Context, fn func(*sql.Conn) error) error {
+	return s.e.withConn(ctx, s.db, s.cfg, fn)
 }
 
 // Done is closed when the server has exited.

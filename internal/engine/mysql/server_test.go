@@ -71,7 +71,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 // checks users, replication, Reload and that passwords stay secret.
 func TestPrimaryAndReplica(t *testing.T) {
 	requireMariaDB(t)
-	e := MariaDB
+	e := MariaDB.Engine
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
@@ -223,7 +223,7 @@ func TestPrimaryAndReplica(t *testing.T) {
 // values.
 func TestRenderedConfigurationAccepted(t *testing.T) {
 	requireMariaDB(t)
-	e := MariaDB
+	e := MariaDB.Engine
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cfg := newServerConfig(t, 1)

@@ -21,6 +21,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	drv "github.com/go-sql-driver/mysql"
@@ -145,6 +146,11 @@ type replicaStatus struct {
 	ioRunning, sqlRunning string
 	lag                   *float64
 	ioError, sqlError     string
+	ioErrno               int
+	// host and port are the primary's; gtidIOPos is the GTID position
+	// received (MariaDB), usingGTID how the replica follows ("No",
+	// "Slave_Pos", "Current_Pos").
+	host, port, gtidIOPos, usingGTID string
 }
 
 func (e *Engine) readReplicaStatus(ctx context.Context, db *sql.Conn) (*replicaStatus, error) {
@@ -169,6 +175,13 @@ func (e *Engine) readReplicaStatus(ctx context.Context, db *sql.Conn) (*replicaS
 	st.sqlRunning, _ = pick("Replica_SQL_Running", "Slave_SQL_Running")
 	st.ioError, _ = pick("Last_IO_Error")
 	st.sqlError, _ = pick("Last_SQL_Error")
+	if v, ok := pick("Last_IO_Errno"); ok {
+		st.ioErrno, _ = strconv.Atoi(v)
+	}
+	st.host, _ = pick("Source_Host", "Master_Host")
+	st.port, _ = pick("Source_Port", "Master_Port")
+	st.gtidIOPos, _ = pick("Gtid_IO_Pos")
+	st.usingGTID, _ = pick("Using_Gtid")
 	if v, ok := pick("Seconds_Behind_Source", "Seconds_Behind_Master"); ok {
 		var f float64
 		if _, err := fmt.Sscan(v, &f); err == nil {
