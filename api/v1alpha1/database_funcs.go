@@ -54,7 +54,8 @@ const (
 
 // Defaults of spec.highAvailability.
 const (
-	DefaultMaxFailoverLagBytes = 16 << 20
+	DefaultMaxFailoverLagBytes        = 16 << 20
+	DefaultMaxFailoverLagTransactions = 1000
 	DefaultFenceAfterSeconds   = 10
 )
 
@@ -85,7 +86,21 @@ func (db *Database) FenceAfterSeconds() int32 {
 }
 
 // CanFailOver reports whether Steward moves the primary of this engine.
-func (e DatabaseEngine) CanFailOver() bool { return e == EnginePostgres }
+func (e DatabaseEngine) CanFailOver() bool { return e == EnginePostgres || e == EngineMariaDB }
+
+// MaxFailoverLag is how far behind the lost primary a replica may be and
+// still be promoted, in the unit of the engine's positions, and the field
+// that sets it: bytes of WAL for PostgreSQL, transactions for MariaDB.
+func (db *Database) MaxFailoverLag() (limit int64, unit, field string) {
+	if db.Spec.Engine == EngineMariaDB {
+		limit = DefaultMaxFailoverLagTransactions
+		if h := db.Spec.HighAvailability; h != nil && h.MaxFailoverLagTransactions != nil {
+			limit = *h.MaxFailoverLagTransactions
+		}
+		return limit, "transactions", "maxFailoverLagTransactions"
+	}
+	return db.MaxFailoverLagBytes(), "bytes", "maxFailoverLagBytes"
+}
 
 // InstanceHost is an instance's DNS name through the headless Service.
 func (db *Database) InstanceHost(pod string) string {

@@ -197,8 +197,8 @@ type DatabaseSpec struct {
 }
 
 // DatabaseHighAvailability tunes failover and synchronous replication.
-// Failover and switchover are PostgreSQL's for now; MySQL and MariaDB keep
-// their first instance as the primary.
+// Failover and switchover are PostgreSQL's and MariaDB's; MySQL keeps its
+// first instance as the primary.
 type DatabaseHighAvailability struct {
 	// SynchronousReplicas is how many replicas must have written a
 	// transaction before the primary acknowledges its commit (PostgreSQL's
@@ -219,6 +219,14 @@ type DatabaseHighAvailability struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MaxFailoverLagBytes *int64 `json:"maxFailoverLagBytes,omitempty"`
+
+	// MaxFailoverLagTransactions is maxFailoverLagBytes for MariaDB, whose
+	// positions count transactions (GTID sequence numbers), not bytes: how
+	// many transactions behind the lost primary's last known position a
+	// replica may be and still be promoted. Default 1000.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxFailoverLagTransactions *int64 `json:"maxFailoverLagTransactions,omitempty"`
 
 	// FenceAfterSeconds is how long a primary that Steward cannot reach
 	// keeps accepting writes while not every replica streams from it. Past
@@ -406,9 +414,14 @@ type DatabaseInstance struct {
 	// Ready is true when the instance serves in its role: a replica that
 	// streams from the primary.
 	Ready bool `json:"ready"`
-	// LagBytes is how far the replica is behind the primary's position.
+	// LagBytes is how far the replica is behind the primary's position,
+	// in bytes of WAL (PostgreSQL).
 	// +optional
 	LagBytes *int64 `json:"lagBytes,omitempty"`
+	// LagTransactions is how far the replica is behind the primary's
+	// position, in transactions (MariaDB).
+	// +optional
+	LagTransactions *int64 `json:"lagTransactions,omitempty"`
 	// Message says why the instance is not ready.
 	// +optional
 	Message string `json:"message,omitempty"`

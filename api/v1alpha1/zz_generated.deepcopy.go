@@ -899,6 +899,11 @@ func (in *DatabaseHighAvailability) DeepCopyInto(out *DatabaseHighAvailability) 
 		*out = new(int64)
 		**out = **in
 	}
+	if in.MaxFailoverLagTransactions != nil {
+		in, out := &in.MaxFailoverLagTransactions, &out.MaxFailoverLagTransactions
+		*out = new(int64)
+		**out = **in
+	}
 	if in.FenceAfterSeconds != nil {
 		in, out := &in.FenceAfterSeconds, &out.FenceAfterSeconds
 		*out = new(int32)
@@ -921,6 +926,11 @@ func (in *DatabaseInstance) DeepCopyInto(out *DatabaseInstance) {
 	*out = *in
 	if in.LagBytes != nil {
 		in, out := &in.LagBytes, &out.LagBytes
+		*out = new(int64)
+		**out = **in
+	}
+	if in.LagTransactions != nil {
+		in, out := &in.LagTransactions, &out.LagTransactions
 		*out = new(int64)
 		**out = **in
 	}

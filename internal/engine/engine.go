@@ -153,6 +153,12 @@ type Failover interface {
 	// Promote makes a running replica the primary and returns once it
 	// accepts writes.
 	Promote(ctx context.Context, s Server) error
+	// PrimaryTracksReplicas reports whether a primary's Status.Streaming
+	// drops a replica lost without a word (its node gone, the network
+	// cut) within seconds. Where it does not, the instance manager asks
+	// the replicas themselves before it keeps a primary whose lease ran
+	// out.
+	PrimaryTracksReplicas() bool
 }
 
 // Engine is one database engine's operational knowledge.

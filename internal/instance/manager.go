@@ -418,14 +418,19 @@ func (m *manager) fenceIfLeaseRanOut(ctx context.Context, srv engine.Server) {
 	if role != engine.RolePrimary || a == nil || a.LeaseSeconds <= 0 || time.Now().Before(until) {
 		return
 	}
-	sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	st := srv.Status(sctx)
-	cancel()
-	if !mustFence(a, until, time.Now(), st.Streaming) {
+	var streaming []string
+	if f, ok := m.o.Engine.(engine.Failover); ok && !f.PrimaryTracksReplicas() {
+		streaming = confirmedReplicas(ctx, a)
+	} else {
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		streaming = srv.Status(sctx).Streaming
+		cancel()
+	}
+	if !mustFence(a, until, time.Now(), streaming) {
 		return
 	}
 	m.log.Warn("fencing: no word from the operator within the lease and not every replica streams from this primary",
-		"lease", a.LeaseSeconds, "streaming", st.Streaming, "replicas", a.Replicas)
+		"lease", a.LeaseSeconds, "streaming", streaming, "replicas", a.Replicas)
 	if err := m.stopServer(ctx, "fenced"); err != nil {
 		m.log.Error("fencing failed", "error", err)
 	}

@@ -53,6 +53,10 @@ type Assignment struct {
 	LeaseSeconds int `json:"leaseSeconds,omitempty"`
 	// Replicas names the other instances.
 	Replicas []string `json:"replicas,omitempty"`
+	// Peers are the status addresses (host:port) of the Replicas' instance
+	// managers, by name. A primary whose engine cannot tell by itself that
+	// a replica stopped streaming asks them, once its lease ran out.
+	Peers map[string]string `json:"peers,omitempty"`
 }
 
 // Phases of an instance, in Report.Phase.

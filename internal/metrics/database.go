@@ -28,6 +28,12 @@ var (
 		Name: "steward_database_replication_lag_bytes",
 		Help: "How far each replica of a Database is behind its primary, in bytes of the engine's log.",
 	}, []string{"namespace", "database", "instance"})
+	// ReplicationLagTransactions is a MariaDB replica's distance behind its
+	// primary in transactions.
+	ReplicationLagTransactions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "steward_database_replication_lag_transactions",
+		Help: "How far each replica of a MariaDB Database is behind its primary, in transactions (GTID sequence numbers).",
+	}, []string{"namespace", "database", "instance"})
 	// RoleChanges counts failovers and switchovers.
 	RoleChanges = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "steward_database_role_changes_total",
@@ -41,13 +47,14 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(ReplicationLag, RoleChanges, RoleChangeWriteGap)
+	ctrlmetrics.Registry.MustRegister(ReplicationLag, ReplicationLagTransactions, RoleChanges, RoleChangeWriteGap)
 }
 
 // ForgetDatabase removes a deleted Database's series.
 func ForgetDatabase(namespace, name string) {
 	labels := prometheus.Labels{"namespace": namespace, "database": name}
 	ReplicationLag.DeletePartialMatch(labels)
+	ReplicationLagTransactions.DeletePartialMatch(labels)
 	RoleChanges.DeletePartialMatch(labels)
 	RoleChangeWriteGap.DeletePartialMatch(labels)
 }

@@ -63,7 +63,10 @@ type view struct {
 	// unknown.
 	lastPrimaryPosition int64
 	fenceAfter          time.Duration
-	maxLag              int64
+	// maxLag bounds a candidate's distance behind lastPrimaryPosition, in
+	// lagUnit, as lagField sets it.
+	maxLag            int64
+	lagUnit, lagField string
 }
 
 func (v view) member(name string) (member, bool) {
@@ -143,8 +146,8 @@ func candidate(v view) (member, string) {
 	}
 	if v.lastPrimaryPosition > 0 {
 		if lag := v.lastPrimaryPosition - best.report.Position; lag > v.maxLag {
-			return best, fmt.Sprintf("the most advanced replica, %s, is %d bytes behind the primary's last known position, more than maxFailoverLagBytes (%d)",
-				best.name, lag, v.maxLag)
+			return best, fmt.Sprintf("the most advanced replica, %s, is %d %s behind the primary's last known position, more than %s (%d)",
+				best.name, lag, v.lagUnit, v.lagField, v.maxLag)
 		}
 	}
 	return best, ""

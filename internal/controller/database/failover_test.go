@@ -113,7 +113,7 @@ func TestCandidate(t *testing.T) {
 	members := []member{reported("db-0", instance.PhaseStopped, engine.RolePrimary, false, 0),
 		replica("db-1", 500), replica("db-2", 700), gone,
 		reported("db-4", instance.PhaseRejoining, engine.RoleReplica, false, 990)}
-	v := view{primary: "db-0", members: members, maxLag: 100}
+	v := view{primary: "db-0", members: members, maxLag: 100, lagUnit: "bytes", lagField: "maxFailoverLagBytes"}
 	if c, why := candidate(v); why != "" || c.name != "db-2" {
 		t.Errorf("candidate = %s, %q; want db-2", c.name, why)
 	}

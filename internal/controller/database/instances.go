@@ -71,36 +71,29 @@ func (h HTTPInstances) client() *http.Client {
 	return defaultInstanceClient
 }
 
-func statusURL(pod *corev1.Pod, path string) (string, error) {
+// statusAddr is the address of a pod's instance manager.
+func statusAddr(pod *corev1.Pod) (string, error) {
 	if pod.Status.PodIP == "" {
 		return "", errors.New("the pod has no address yet")
 	}
-	return "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(statusPort)) + path, nil
+	return net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(statusPort)), nil
+}
+
+func statusURL(pod *corev1.Pod, path string) (string, error) {
+	addr, err := statusAddr(pod)
+	if err != nil {
+		return "", err
+	}
+	return "http://" + addr + path, nil
 }
 
 // Report implements InstanceClient.
 func (h HTTPInstances) Report(ctx context.Context, pod *corev1.Pod) (instance.Report, error) {
-	var r instance.Report
-	url, err := statusURL(pod, "/status")
+	addr, err := statusAddr(pod)
 	if err != nil {
-		return r, err
+		return instance.Report{}, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return r, err
-	}
-	resp, err := h.client().Do(req)
-	if err != nil {
-		return r, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return r, fmt.Errorf("GET /status: %s", resp.Status)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&r); err != nil {
-		return r, fmt.Errorf("GET /status: %w", err)
-	}
-	return r, nil
+	return instance.GetReport(ctx, h.client(), addr)
 }
 
 // Assign implements InstanceClient.

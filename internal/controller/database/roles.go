@@ -221,11 +221,12 @@ func (r *Reconciler) observeMembers(ctx context.Context, db *v1alpha1.Database, 
 func (r *Reconciler) viewOf(db *v1alpha1.Database, members []member, mem *memory) view {
 	mem.mu.Lock()
 	defer mem.mu.Unlock()
+	maxLag, unit, field := db.MaxFailoverLag()
 	return view{
 		now: time.Now(), primary: db.PrimaryPod(), members: members,
 		lastAck: mem.lastAck, lastPrimaryPosition: mem.lastPrimaryPosition,
 		fenceAfter: time.Duration(db.FenceAfterSeconds()) * time.Second,
-		maxLag:     db.MaxFailoverLagBytes(),
+		maxLag:     maxLag, lagUnit: unit, lagField: field,
 	}
 }
 
@@ -246,8 +247,13 @@ func instanceStatuses(db *v1alpha1.Database, v view) []v1alpha1.DatabaseInstance
 			}
 			if r.Role == engine.RoleReplica && primaryPos > 0 && r.Position > 0 {
 				lag := max(primaryPos-r.Position, 0)
-				in.LagBytes = &lag
-				metrics.ReplicationLag.WithLabelValues(db.Namespace, db.Name, m.name).Set(float64(lag))
+				if _, unit, _ := db.MaxFailoverLag(); unit == "transactions" {
+					in.LagTransactions = &lag
+					metrics.ReplicationLagTransactions.WithLabelValues(db.Namespace, db.Name, m.name).Set(float64(lag))
+				} else {
+					in.LagBytes = &lag
+					metrics.ReplicationLag.WithLabelValues(db.Namespace, db.Name, m.name).Set(float64(lag))
+				}
 			}
 		}
 		out = append(out, in)
@@ -266,8 +272,17 @@ func assignment(db *v1alpha1.Database, v view) instance.Assignment {
 		Bootstrap: db.Status.Term == 0 && v.primary == db.FirstPod(),
 	}
 	for _, m := range v.members {
-		if m.name != v.primary {
-			a.Replicas = append(a.Replicas, m.name)
+		if m.name == v.primary {
+			continue
+		}
+		a.Replicas = append(a.Replicas, m.name)
+		if m.pod != nil {
+			if addr, err := statusAddr(m.pod); err == nil {
+				if a.Peers == nil {
+					a.Peers = map[string]string{}
+				}
+				a.Peers[m.name] = addr
+			}
 		}
 	}
 	if db.Spec.Engine.CanFailOver() && len(a.Replicas) > 0 {

@@ -215,3 +215,7 @@ func (e *Engine) primaryGTID(ctx context.Context, cfg engine.Config, file string
 	}
 	return gtid.String, nil
 }
+
+// PrimaryTracksReplicas is false: a MariaDB primary keeps a lost replica's
+// connection until TCP gives up, minutes later.
+func (e *GTIDEngine) PrimaryTracksReplicas() bool { return false }

@@ -326,7 +326,8 @@ func failedOver(t *testing.T, db haDatabase, old string) error {
 // with the credentials Secret's uri, giving up a connection attempt after
 // 1 s and an attempt after 10 s, and prints one line per attempt:
 // "ok <id> <unix-ms>" when the insert was acknowledged, "err <id>
-// <unix-ms>" otherwise, the time taken when the attempt ended. It stops
+// <unix-ms>" otherwise, the time taken when the attempt ended; a failed
+// attempt's message goes to /tmp/probe.errors. It stops
 // when /tmp/probe.stop exists and then creates /tmp/probe.done.
 const probeScript = `case "$uri" in
 *\?*) dsn="$uri&connect_timeout=1" ;;
@@ -335,9 +336,9 @@ esac
 n=0
 while [ ! -e /tmp/probe.stop ]; do
   n=$((n + 1))
-  if timeout 10 psql "$dsn" -X -q -v ON_ERROR_STOP=1 -c "insert into probe (id, at) values ($n, now())" >/dev/null 2>&1
+  if out=$(timeout 10 psql "$dsn" -X -q -v ON_ERROR_STOP=1 -c "insert into probe (id, at) values ($n, now())" 2>&1)
   then echo "ok $n $(date +%s%3N)"
-  else echo "err $n $(date +%s%3N)"
+  else echo "err $n $(date +%s%3N)"; echo "$n $out" | tr '\n' ' ' | head -c 300 >>/tmp/probe.errors; echo >>/tmp/probe.errors
   fi
   sleep 0.1
 done
@@ -356,7 +357,7 @@ type writeProbe struct {
 func startProbe(t *testing.T, c *client) *writeProbe {
 	t.Helper()
 	c.must(t, `psql "$uri" -X -q -v ON_ERROR_STOP=1 -c "create table if not exists probe (id int primary key, at timestamptz not null)"`)
-	c.must(t, `rm -f /tmp/probe.stop /tmp/probe.done /tmp/probe.log
+	c.must(t, `rm -f /tmp/probe.stop /tmp/probe.done /tmp/probe.log /tmp/probe.errors
 nohup bash -c "$1" </dev/null >/tmp/probe.log 2>/tmp/probe.err &`, probeScript)
 	p := &writeProbe{c: c}
 	p.waitFlowing(t, "the probe's start")
@@ -716,6 +717,8 @@ func dumpFailoverDiagnostics(t *testing.T, c *client) {
 		t.Logf("%s:\n%s", what, out)
 	}
 	show("the Database", "get", "database", failoverDB, "-o", "yaml")
+	show("the pods and their roles", "get", "pods", "-o", "wide", "-L", "steward.dev/role")
+	show("the endpoints", "get", "endpointslices", "-o", "wide")
 	for _, pod := range failoverPods() {
 		show(pod+"'s server log", "logs", pod, "-c", "postgres", "--tail=40")
 	}
@@ -725,7 +728,7 @@ func dumpFailoverDiagnostics(t *testing.T, c *client) {
 	}
 	events := strings.Split(strings.TrimSpace(out), "\n")
 	t.Logf("recent events:\n%s", strings.Join(events[max(0, len(events)-60):], "\n"))
-	probe, _ := c.run(ctx, "tail -n 20 /tmp/probe.log; cat /tmp/probe.err")
+	probe, _ := c.run(ctx, "tail -n 20 /tmp/probe.log; cat /tmp/probe.err; tail -n 10 /tmp/probe.errors")
 	t.Logf("the end of the probe's output:\n%s", probe)
 }
 
