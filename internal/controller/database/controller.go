@@ -80,8 +80,8 @@ type Reconciler struct {
 	// Instances reaches the instance managers; nil means HTTPInstances.
 	Instances InstanceClient
 
-	// labelled remembers the role labels patched onto pods until the cache
-	// shows them, keyed by pod UID and role.
+	// labelled remembers the role label last patched onto each pod, by
+	// pod UID, until the cache shows it (a labelPatch).
 	labelled sync.Map
 	// memories are the *memory of each Database, by UID.
 	memories  sync.Map

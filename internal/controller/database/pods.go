@@ -103,27 +103,38 @@ func (r *Reconciler) replaceStuckPods(ctx context.Context, db *v1alpha1.Database
 	return nil
 }
 
+// labelPatch is a role label patched onto a pod, and the pod's version
+// it was patched from.
+type labelPatch struct{ role, from string }
+
 // labelRoles puts the steward.dev/role label on every pod of the Database,
 // which the read-write and read-only Services select on.
 func (r *Reconciler) labelRoles(ctx context.Context, db *v1alpha1.Database, pods []corev1.Pod) error {
 	for i := range pods {
 		pod := &pods[i]
 		role := string(roleOf(db, pod.Name))
-		key := string(pod.UID) + "/" + role
+		key := string(pod.UID)
 		if pod.Labels[v1alpha1.LabelRole] == role {
 			r.labelled.Delete(key) // the cache has caught up
 			continue
 		}
 		// A pod labelled a moment ago may still lack the label in the
-		// cache: patching it again would be a wasted write.
-		if _, done := r.labelled.Load(key); done || !pod.DeletionTimestamp.IsZero() {
+		// cache: patching the same version again would be a wasted
+		// write. Any newer version of the pod, though, is judged afresh:
+		// it may carry another label since (one a reconcile on an older
+		// copy of the Database put there).
+		if l, ok := r.labelled.Load(key); ok && l.(labelPatch) == (labelPatch{role: role, from: pod.ResourceVersion}) {
 			continue
 		}
+		if !pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		from := pod.ResourceVersion
 		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, v1alpha1.LabelRole, role)
 		if err := r.Client.Patch(ctx, pod, client.RawPatch(client.Merge.Type(), patch)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("labelling pod %s as %s: %w", pod.Name, role, err)
 		}
-		r.labelled.Store(key, struct{}{})
+		r.labelled.Store(key, labelPatch{role: role, from: from})
 	}
 	return nil
 }

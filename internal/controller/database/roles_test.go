@@ -27,6 +27,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/controller/database"
@@ -251,5 +252,50 @@ func TestFailoverBlockedWhenEveryReplicaLags(t *testing.T) {
 	})
 	if c := condition(db, v1alpha1.ConditionDegraded); !strings.Contains(c.Message, "4000 bytes behind") || db.Status.Primary != "db-0" || db.Status.RoleChange != nil {
 		t.Errorf("Degraded: %s; primary %s, role change %+v", c.Message, db.Status.Primary, db.Status.RoleChange)
+	}
+}
+
+// TestLabelRolesJudgesNewerPodsAfresh: a pod the operator labelled, whose
+// label a reconcile on an older copy of the Database then turned back, is
+// labelled again at once, not left to the remembered patch.
+func TestLabelRolesJudgesNewerPodsAfresh(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "lr-0", Namespace: ns, Labels: map[string]string{v1alpha1.LabelRole: "replica"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "none"}}},
+	}
+	create(t, pod)
+	db := &v1alpha1.Database{ObjectMeta: metav1.ObjectMeta{Name: "lr", Namespace: ns}}
+	db.Status.Primary = "lr-0"
+	r := &database.Reconciler{Client: k8s}
+	label := func() string {
+		t.Helper()
+		got := &corev1.Pod{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Labels[v1alpha1.LabelRole]
+	}
+
+	stale := pod.DeepCopy() // what a lagging cache still shows
+	if err := database.LabelRoles(r, ctx, db, []corev1.Pod{*pod}); err != nil || label() != "primary" {
+		t.Fatalf("labelled %q, %v; want primary", label(), err)
+	}
+	// The same old copy again: the patch is remembered, nothing written.
+	if err := database.LabelRoles(r, ctx, db, []corev1.Pod{*stale}); err != nil {
+		t.Fatal(err)
+	}
+	// Someone turned the label back: the newer copy is labelled again.
+	current := &corev1.Pod{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), current); err != nil {
+		t.Fatal(err)
+	}
+	current.Labels[v1alpha1.LabelRole] = "replica"
+	if err := k8s.Update(ctx, current); err != nil {
+		t.Fatal(err)
+	}
+	if err := database.LabelRoles(r, ctx, db, []corev1.Pod{*current}); err != nil || label() != "primary" {
+		t.Fatalf("after the label was turned back: %q, %v; want primary", label(), err)
 	}
 }
