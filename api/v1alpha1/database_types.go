@@ -87,7 +87,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.engine != 'mariadb' || self.version.matches('^(10[.]11|11[.]4)([.][0-9]+)?$')",message="version: MariaDB 10.11 and 11.4 are supported, e.g. \"11.4\" or \"11.4.4\"",fieldPath=".version",reason=FieldValueInvalid
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.engine != 'postgres' || self.parameters.all(k, !(k.lowerAscii() in ['port', 'listen_addresses', 'data_directory', 'config_file', 'hba_file', 'ident_file', 'external_pid_file', 'unix_socket_directories', 'wal_level', 'max_wal_senders', 'hot_standby', 'primary_conninfo', 'primary_slot_name', 'restore_command', 'archive_mode', 'archive_command', 'recovery_target', 'password_encryption']))",messageExpression="'parameters: ' + self.parameters.filter(k, k.lowerAscii() in ['port', 'listen_addresses', 'data_directory', 'config_file', 'hba_file', 'ident_file', 'external_pid_file', 'unix_socket_directories', 'wal_level', 'max_wal_senders', 'hot_standby', 'primary_conninfo', 'primary_slot_name', 'restore_command', 'archive_mode', 'archive_command', 'recovery_target', 'password_encryption'])[0] + ' is set by Steward and cannot be overridden'",fieldPath=".parameters",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.engine == 'postgres' || self.parameters.all(k, !(k.lowerAscii().replace('-', '_') in ['port', 'bind_address', 'datadir', 'socket', 'pid_file', 'server_id', 'log_bin', 'relay_log', 'read_only', 'super_read_only', 'skip_networking', 'user', 'gtid_mode', 'enforce_gtid_consistency', 'log_replica_updates', 'log_slave_updates', 'report_host', 'init_file']))",messageExpression="'parameters: ' + self.parameters.filter(k, k.lowerAscii().replace('-', '_') in ['port', 'bind_address', 'datadir', 'socket', 'pid_file', 'server_id', 'log_bin', 'relay_log', 'read_only', 'super_read_only', 'skip_networking', 'user', 'gtid_mode', 'enforce_gtid_consistency', 'log_replica_updates', 'log_slave_updates', 'report_host', 'init_file'])[0] + ' is set by Steward and cannot be overridden'",fieldPath=".parameters",reason=FieldValueForbidden
-// +kubebuilder:validation:XValidation:rule="!has(self.highAvailability) || !has(self.highAvailability.synchronousReplicas) || self.highAvailability.synchronousReplicas == 0 || self.engine == 'postgres'",message="highAvailability.synchronousReplicas: synchronous replication is supported for PostgreSQL only",fieldPath=".highAvailability.synchronousReplicas",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!has(self.highAvailability) || !has(self.highAvailability.synchronousReplicas) || self.highAvailability.synchronousReplicas == 0 || self.engine == 'postgres' || (self.engine == 'mariadb' && self.highAvailability.synchronousReplicas == 1)",message="highAvailability.synchronousReplicas: synchronous replication is supported for PostgreSQL, and for MariaDB with 1 (semi-synchronous replication waits for one replica)",fieldPath=".highAvailability.synchronousReplicas",reason=FieldValueForbidden
 type DatabaseSpec struct {
 	// Engine is the database server: postgres, mysql or mariadb. It cannot be
 	// changed after creation.
@@ -206,7 +206,9 @@ type DatabaseHighAvailability struct {
 	// acknowledged write is lost on failover, and commits wait while fewer
 	// replicas stream. 0, the default, replicates asynchronously: a
 	// failover may lose the last acknowledged writes, at most
-	// maxFailoverLagBytes of them. Must be less than replicas.
+	// maxFailoverLagBytes of them. Must be less than replicas. MariaDB
+	// takes 0 or 1: semi-synchronous replication (AFTER_SYNC), which
+	// waits for one replica.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=8

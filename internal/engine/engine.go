@@ -161,6 +161,16 @@ type Failover interface {
 	PrimaryTracksReplicas() bool
 }
 
+// Fencer is implemented by the Servers whose clean stop can let a waiting
+// commit through: a MariaDB primary holding commits for a replica's
+// acknowledgement acknowledges them when the wait times out, even while
+// shutting down.
+type Fencer interface {
+	// Fence stops the server at once (SIGKILL): no commit is acknowledged
+	// after it returns. The data directory recovers as after a crash.
+	Fence() error
+}
+
 // Engine is one database engine's operational knowledge.
 type Engine interface {
 	// Name is the engine's name in Database.spec.engine.

@@ -431,7 +431,15 @@ func (m *manager) fenceIfLeaseRanOut(ctx context.Context, srv engine.Server) {
 	}
 	m.log.Warn("fencing: no word from the operator within the lease and not every replica streams from this primary",
 		"lease", a.LeaseSeconds, "streaming", streaming, "replicas", a.Replicas)
-	if err := m.stopServer(ctx, "fenced"); err != nil {
+	if f, ok := srv.(engine.Fencer); ok {
+		err := f.Fence()
+		m.mu.Lock()
+		m.srv, m.fresh = nil, false
+		m.mu.Unlock()
+		if err != nil {
+			m.log.Error("fencing failed", "error", err)
+		}
+	} else if err := m.stopServer(ctx, "fenced"); err != nil {
 		m.log.Error("fencing failed", "error", err)
 	}
 	m.set(PhaseFenced, "the lease ran out and not every replica streamed from this primary")

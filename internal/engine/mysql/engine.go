@@ -102,7 +102,11 @@ var controlled = map[string]bool{
 }
 
 // controlledPrefixes are families of controlled options.
-var controlledPrefixes = []string{"gtid_", "master_", "source_", "replicate_", "wsrep_"}
+var controlledPrefixes = []string{"gtid_", "master_", "source_", "replicate_", "wsrep_", semiSyncPrefix}
+
+// semiSyncPrefix names the semi-synchronous replication settings: Steward's,
+// from synchronousReplicas, and changed at run time by Reload.
+const semiSyncPrefix = "rpl_semi_sync_"
 
 // Controlled reports whether Steward sets this option itself. Case and the
 // spelling with '-' or '_' do not matter; "loose-" and the boolean prefixes

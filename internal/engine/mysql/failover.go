@@ -116,7 +116,7 @@ func (e *GTIDEngine) Promote(ctx context.Context, s engine.Server) error {
 	srv.mu.Lock()
 	srv.cfg.PrimaryHost, srv.cfg.PrimaryPort = "", 0
 	srv.mu.Unlock()
-	return nil
+	return srv.primarySync(ctx)
 }
 
 // Rejoin points a stopped data directory, a former primary's or a

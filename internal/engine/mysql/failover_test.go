@@ -18,6 +18,7 @@ package mysql
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -153,4 +154,88 @@ func TestSwitchoverAndRejoinByGTID(t *testing.T) {
 	}
 	expectNoSecrets(t, b, "the error", err.Error())
 	t.Logf("Rejoin of a diverged history: %v", err)
+}
+
+// TestSemiSynchronous: with one synchronous replica a commit is
+// acknowledged once the replica has it, and waits while none is there,
+// until a replica is back.
+func TestSemiSynchronous(t *testing.T) {
+	requireMariaDB(t)
+	e := MariaDB
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	tuning := func(port int) engine.Tuning {
+		return engine.Tuning{MemoryBytes: 512 * mib, Port: port, SynchronousReplicas: 1}
+	}
+	a := newServerConfig(t, 1)
+	writeConfig(t, e.Engine, a, tuning(a.Port))
+	if err := e.InitPrimary(ctx, a); err != nil {
+		t.Fatalf("InitPrimary: %v", err)
+	}
+	startServer(ctx, t, e.Engine, a)
+	// The users were ensured outside the binary log: nothing waits.
+	var binlogPos string
+	if err := tcp(t, a, a.Superuser, "").QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&binlogPos); err != nil || binlogPos != "" {
+		t.Fatalf("gtid_binlog_pos after the start = %q, %v; want empty", binlogPos, err)
+	}
+
+	b := newServerConfig(t, 2)
+	b.Superuser, b.Owner, b.Replication = a.Superuser, a.Owner, a.Replication
+	b.PrimaryHost, b.PrimaryPort = "127.0.0.1", a.Port
+	writeConfig(t, e.Engine, b, tuning(b.Port))
+	if err := e.InitReplica(ctx, b); err != nil {
+		t.Fatalf("InitReplica: %v", err)
+	}
+	sb := startServer(ctx, t, e.Engine, b)
+	acknowledging := func() (bool, string) {
+		var name, clients string
+		err := tcp(t, a, a.Superuser, "").QueryRowContext(ctx, "SHOW STATUS LIKE 'Rpl_semi_sync_master_clients'").Scan(&name, &clients)
+		return err == nil && clients == "1", fmt.Sprint(clients, err)
+	}
+	eventually(t, 30*time.Second, "the replica acknowledging", acknowledging)
+	owner := tcp(t, a, a.Owner, a.Database)
+	write := func(stmt string, d time.Duration) error {
+		wctx, wcancel := context.WithTimeout(ctx, d)
+		defer wcancel()
+		began := time.Now()
+		_, err := owner.ExecContext(wctx, stmt)
+		t.Logf("%s: %v after %v", stmt, err, time.Since(began).Round(time.Millisecond))
+		return err
+	}
+	if err := write("CREATE TABLE items (id INT PRIMARY KEY)", 30*time.Second); err != nil {
+		t.Fatalf("a commit with the replica there: %v", err)
+	}
+	if err := write("INSERT INTO items VALUES (1)", 30*time.Second); err != nil {
+		t.Fatalf("a commit with the replica there: %v", err)
+	}
+	readers := map[int]*sql.DB{a.Port: tcp(t, a, a.Owner, a.Database), b.Port: tcp(t, b, b.Owner, b.Database)}
+	count := func(cfg engine.Config, id int) int {
+		var n int
+		if err := readers[cfg.Port].QueryRowContext(ctx, "SELECT COUNT(*) FROM items WHERE id = ?", id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// Acknowledged means received by the replica; applied a moment later.
+	began := time.Now()
+	eventually(t, 30*time.Second, "row 1 on the replica", func() (bool, string) { return count(b, 1) == 1, fmt.Sprintf("%+v", sb.Status(ctx)) })
+	t.Logf("row 1 on the replica after %v", time.Since(began))
+
+	// Without the replica a commit waits: the client gives up here, the
+	// server holds it until the replica is back.
+	began = time.Now()
+	if err := sb.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the replica's stop took %v", time.Since(began))
+	if err := write("INSERT INTO items VALUES (2)", 3*time.Second); err == nil {
+		t.Fatal("a commit was acknowledged after the replica stopped")
+	}
+	began = time.Now()
+	startServer(ctx, t, e.Engine, b)
+	t.Logf("the replica's restart took %v", time.Since(began))
+	eventually(t, 30*time.Second, "the replica acknowledging again", acknowledging)
+	eventually(t, 30*time.Second, "the held commit on both", func() (bool, string) {
+		return count(a, 2) == 1 && count(b, 2) == 1, ""
+	})
 }

@@ -255,6 +255,10 @@ func (e *Engine) serverArgs(cfg engine.Config, socket string) []string {
 			// With the primary's heartbeat every second, a replica notices
 			// a lost primary within five seconds.
 			fmt.Sprintf("--slave-net-timeout=%d", int(replicaNetTimeout/time.Second)),
+			// Only the primary waits for its replicas (primarySync): a
+			// replica that did would hold every transaction it applies
+			// for a replica of its own.
+			"--rpl-semi-sync-master-enabled=OFF",
 		)
 	}
 	if asRoot(cfg) {

@@ -79,6 +79,12 @@ func MaxConnections(memoryBytes int64) int {
 	return int(min(max(memoryBytes/(8*mib), 50), 4000))
 }
 
+// semiSyncTimeout, in milliseconds, is how long a commit waits for a
+// replica before the primary goes on asynchronously until a replica has
+// caught up again. Forever would deadlock a replica being cloned behind a
+// schema change that waits for a replica.
+const semiSyncTimeout = "60000"
+
 var keyPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 // Render returns my.cnf with one [mysqld] section: tuned settings from the
@@ -97,6 +103,15 @@ func (e *Engine) Render(t engine.Tuning) (map[string]string, error) {
 		"character_set_server":       "utf8mb4",
 		// Client addresses in Kubernetes have no useful names.
 		"skip_name_resolve": "ON",
+	}
+	if e.f.gtid && t.SynchronousReplicas > 0 {
+		// Semi-synchronous replication: a commit is acknowledged once a
+		// replica has it (AFTER_SYNC: before other sessions see it), and
+		// waits for one up to semiSyncTimeout.
+		params["rpl_semi_sync_master_enabled"] = "ON"
+		params["rpl_semi_sync_slave_enabled"] = "ON"
+		params["rpl_semi_sync_master_wait_point"] = "AFTER_SYNC"
+		params["rpl_semi_sync_master_timeout"] = semiSyncTimeout
 	}
 	if e.f.bufferPoolInstances {
 		params["innodb_buffer_pool_instances"] = strconv.Itoa(instances)

@@ -19,6 +19,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -71,7 +72,10 @@ func (e *Engine) Start(ctx context.Context, cfg engine.Config) (engine.Server, e
 	}
 	db, err := e.waitReady(ctx, cfg, p, socket, cfg.Superuser)
 	if err == nil && e.f.gtid && cfg.PrimaryHost != "" {
-		err = e.withConn(ctx, db, cfg, func(conn *sql.Conn) error { return e.follow(ctx, conn, cfg) })
+		err = e.ensureUsers(ctx, db, cfg)
+		if err == nil {
+			err = e.withConn(ctx, db, cfg, func(conn *sql.Conn) error { return e.follow(ctx, conn, cfg) })
+		}
 		if err != nil {
 			_ = db.Close()
 		}
@@ -83,7 +87,14 @@ func (e *Engine) Start(ctx context.Context, cfg engine.Config) (engine.Server, e
 		return nil, err
 	}
 	current := parseConfig(string(cfgText))
-	return &Server{e: e, cfg: cfg, p: p, db: db, started: current, current: current, failed: map[string]bool{}}, nil
+	s := &Server{e: e, cfg: cfg, p: p, db: db, started: current, current: current, failed: map[string]bool{}}
+	if cfg.PrimaryHost == "" {
+		if err := s.primarySync(ctx); err != nil {
+			_ = s.Stop(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // Server is a running MySQL or MariaDB server.
@@ -107,12 +118,30 @@ var _ engine.Server = (*Server)(nil)
 // EnsureUsers makes the owner, its database and the replication user exist
 // with the passwords of the configuration.
 func (s *Server) EnsureUsers(ctx context.Context) error {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("connecting: %s", redact(s.cfg, err.Error()))
-	}
-	defer func() { _ = conn.Close() }()
-	return ensureUsers(ctx, conn, s.cfg)
+	return s.e.ensureUsers(ctx, s.db, s.cfg)
+}
+
+// ensureUsers runs ensureUsers on one connection of db. MariaDB's every
+// instance, replicas too, ensures its users itself, outside the binary
+// log: with semi-synchronous replication a logged statement would wait for
+// a replica, and a replica being cloned waits for it.
+func (e *Engine) ensureUsers(ctx context.Context, db *sql.DB, cfg engine.Config) error {
+	return e.withConn(ctx, db, cfg, func(conn *sql.Conn) error {
+		if !e.f.gtid {
+			return ensureUsers(ctx, conn, cfg)
+		}
+		if err := execAll(ctx, conn, cfg, "leaving the binary log", "SET SESSION sql_log_bin = 0"); err != nil {
+			return err
+		}
+		err := ensureUsers(ctx, conn, cfg)
+		if rerr := execAll(ctx, conn, cfg, "returning to the binary log", "SET SESSION sql_log_bin = 1"); rerr != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // not back into the pool
+			if err == nil {
+				err = rerr
+			}
+		}
+		return err
+	})
 }
 
 var (
@@ -162,7 +191,8 @@ func (s *Server) Reload(ctx context.Context) error {
 		if had == has && old == v {
 			continue
 		}
-		if s.e.Controlled(k) || s.e.NeedsRestart(k) {
+		if (s.e.Controlled(k) && !strings.HasPrefix(k, semiSyncPrefix)) || s.e.NeedsRestart(k) ||
+			(k == semiSyncPrimary && s.cfg.PrimaryHost != "") {
 			continue
 		}
 		if !variableName.MatchString(k) {
@@ -289,6 +319,21 @@ func (s *Server) Stop(ctx context.Context) error {
 	return s.p.stop(ctx)
 }
 
+// Fence kills the server: a commit waiting for a replica's
+// acknowledgement is never acknowledged.
+func (s *Server) Fence() error {
+	_ = os.Remove(stoppedFile(s.cfg))
+	s.p.mu.Lock()
+	s.p.stopping = true
+	s.p.mu.Unlock()
+	_ = s.p.cmd.Process.Kill()
+	<-s.p.done
+	_ = s.db.Close()
+	return nil
+}
+
+var _ engine.Fencer = (*Server)(nil)
+
 // recordStop writes a primary's final GTID position into the run
 // directory, or removes a stale one.
 func (s *Server) recordStop(ctx context.Context) {
@@ -309,6 +354,23 @@ func (s *Server) recordStop(ctx context.Context) {
 		_ = os.WriteFile(stoppedFile(s.cfg), []byte(pos+"\n"), 0o600)
 	}
 }
+
+// primarySync turns semi-synchronous waiting on, on a primary, when the
+// configuration asks for it.
+func (s *Server) primarySync(ctx context.Context) error {
+	s.mu.Lock()
+	on := s.current[semiSyncPrimary] == "ON"
+	s.mu.Unlock()
+	if !s.e.f.gtid || !on {
+		return nil
+	}
+	return s.withConn(ctx, func(conn *sql.Conn) error {
+		return execAll(ctx, conn, s.cfg, "turning semi-synchronous replication on", "SET GLOBAL "+semiSyncPrimary+" = ON")
+	})
+}
+
+// semiSyncPrimary makes a primary wait for a replica's acknowledgement.
+const semiSyncPrimary = "rpl_semi_sync_master_enabled"
 
 // role is the role the server was started in or promoted to.
 func (s *Server) role() engine.Role {
