@@ -37,10 +37,6 @@ import (
 )
 
 const (
-	// failoverDB is the Database TestPostgresFailover disrupts.
-	failoverDB = "pgha"
-	// failoverInstances is its number of instances.
-	failoverInstances = 3
 	// failoverRoundsEnv overrides how many times each disruption is done.
 	failoverRoundsEnv = "STEWARD_FAILOVER_ROUNDS"
 	// failoverReportEnv names a file the table of write gaps is written to.
@@ -50,6 +46,76 @@ const (
 	switchoverAnnotation = "steward.dev/switchover-to"
 	// pgdata is the data directory in the postgres container.
 	pgdata = "/var/lib/postgresql/data/pgdata"
+)
+
+// haCase is one engine's failover scenario: its Database and how the test
+// asks its instances.
+type haCase struct {
+	// db is the Database's name, instances its number of instances,
+	// extra the rest of its spec.
+	db, engine, version string
+	instances           int
+	extra               string
+	client              clientImage
+	// container is the instance's container, super runs SQL in it as the
+	// superuser.
+	container string
+	super     func(ctx context.Context, pod, sql string) (string, error)
+	// spanSQL asks twice, 200 ms apart, whether the instance takes writes
+	// and the time: lines "<writable> <sep> <unix ms>", writable being
+	// writableAnswer when it does. It shows that an instance was a
+	// primary over an interval: a PostgreSQL server out of recovery never
+	// goes back into it without a restart, which would end the session,
+	// and a MariaDB server turns read-only only as it stops or is
+	// demoted, not back and forth within 200 ms. The times are the
+	// server's clock: every node runs on this machine.
+	spanSQL, spanSep, writableAnswer string
+	// replicaSQL answers replicaAnswer on a replica.
+	replicaSQL, replicaAnswer string
+	// killServer is the shell command that sends SIGKILL to the server.
+	killServer string
+	// restartParameter needs a restart; restartSQL reads it back as
+	// restartValue.
+	restartParameter, restartSQL, restartValue string
+	// createProbe makes the probe's table from the client; probeIDs reads
+	// its ids as the superuser, in database.
+	createProbe string
+	probeIDs    func(database string) string
+}
+
+// ha is the scenario of the running failover test.
+var ha *haCase
+
+var (
+	postgresHA = haCase{
+		db: "pgha", engine: "postgres", version: "15", instances: 3,
+		extra:  "  highAvailability:\n    synchronousReplicas: 1\n",
+		client: postgresClient, container: "postgres", super: postgresSuper,
+		spanSQL: `select pg_is_in_recovery(), (extract(epoch from clock_timestamp()) * 1000)::bigint;
+select pg_sleep(0.2);
+select pg_is_in_recovery(), (extract(epoch from clock_timestamp()) * 1000)::bigint;`,
+		spanSep: "|", writableAnswer: "f",
+		replicaSQL: "select pg_is_in_recovery()", replicaAnswer: "t",
+		killServer:       "kill -9 $(head -1 " + pgdata + "/postmaster.pid)",
+		restartParameter: "max_connections", restartSQL: "show max_connections", restartValue: "150",
+		createProbe: `psql "$uri" -X -q -v ON_ERROR_STOP=1 -c "create table if not exists probe (id int primary key, at timestamptz not null)"`,
+		probeIDs:    func(db string) string { return `\connect ` + db + "\nselect id from probe" },
+	}
+	mariadbHA = haCase{
+		db: "mariaha", engine: "mariadb", version: "10.11", instances: 3,
+		extra:  "  highAvailability:\n    synchronousReplicas: 1\n",
+		client: mariadbClient, container: "mariadb", super: mariadbSuper,
+		// @@global: MariaDB 10.11 answers a session's view otherwise.
+		spanSQL: `select @@global.read_only, cast(unix_timestamp(now(3)) * 1000 as unsigned);
+select sleep(0.2);
+select @@global.read_only, cast(unix_timestamp(now(3)) * 1000 as unsigned);`,
+		spanSep: "\t", writableAnswer: "0",
+		replicaSQL: "select @@global.read_only", replicaAnswer: "1",
+		killServer:       "kill -9 $(cat /steward/run/mysqld.pid)",
+		restartParameter: "innodb_log_file_size", restartSQL: "select @@innodb_log_file_size", restartValue: "67108864",
+		createProbe: `MYSQL_PWD="$password" mariadb -h "$host" -P "$port" -u "$username" "$database" -e "create table if not exists probe (id int primary key, at datetime(3) not null)"`,
+		probeIDs:    func(db string) string { return "select id from " + db + ".probe" },
+	}
 )
 
 // The disruptions, as the report names them.
@@ -73,10 +139,22 @@ var gapTargets = map[string]int64{kindSwitchover: 5000, kindDelete: 15000, kindK
 // are never primaries at once, the writes stop for no longer than the
 // targets, and no acknowledged write is lost.
 func TestPostgresFailover(t *testing.T) {
+	runFailover(t, &postgresHA)
+}
+
+// TestMariaDBFailover is TestPostgresFailover for MariaDB: three
+// instances, one semi-synchronous replica.
+func TestMariaDBFailover(t *testing.T) {
+	runFailover(t, &mariadbHA)
+}
+
+// runFailover runs the failover scenario of one engine.
+func runFailover(t *testing.T, hc *haCase) {
 	requireCluster(t)
+	ha = hc
 	n := failoverRounds(t)
-	applyDatabase(t, failoverDB, "postgres", "15", failoverInstances, "  highAvailability:\n    synchronousReplicas: 1\n")
-	c := startClient(t, failoverDB+"-client", postgresClient, failoverDB+"-credentials")
+	applyDatabase(t, ha.db, ha.engine, ha.version, ha.instances, ha.extra)
+	c := startClient(t, ha.db+"-client", ha.client, ha.db+"-credentials")
 	watch := watchPrimaries(t)
 	t.Cleanup(func() { dumpFailoverDiagnostics(t, c) })
 	probe := startProbe(t, c)
@@ -88,7 +166,7 @@ func TestPostgresFailover(t *testing.T) {
 		}
 	}
 	lines := probe.stop(t)
-	kubectl(t, "wait", "--for=condition=Ready", "database/"+failoverDB, "--timeout=180s")
+	kubectl(t, "wait", "--for=condition=Ready", "database/"+ha.db, "--timeout=180s")
 
 	for i := range rounds {
 		r := &rounds[i]
@@ -123,9 +201,9 @@ func failoverRounds(t *testing.T) int {
 
 // failoverPods are the Database's instance pods.
 func failoverPods() []string {
-	pods := make([]string, failoverInstances)
+	pods := make([]string, ha.instances)
 	for i := range pods {
-		pods[i] = fmt.Sprintf("%s-%d", failoverDB, i)
+		pods[i] = fmt.Sprintf("%s-%d", ha.db, i)
 	}
 	return pods
 }
@@ -169,7 +247,7 @@ type roleChange struct {
 func getHA(t *testing.T) haDatabase {
 	t.Helper()
 	var db haDatabase
-	getJSON(t, &db, "database", failoverDB)
+	getJSON(t, &db, "database", ha.db)
 	return db
 }
 
@@ -194,7 +272,7 @@ func failoverDisruptions(n int) []disruption {
 		}},
 		{kind: kindKill, rounds: n, timeout: 3 * time.Minute, do: killServer},
 		{kind: kindSwitchover, rounds: n, timeout: 3 * time.Minute, do: func(t *testing.T, _ string) {
-			kubectl(t, "annotate", "database/"+failoverDB, switchoverAnnotation+"=any", "--overwrite")
+			kubectl(t, "annotate", "database/"+ha.db, switchoverAnnotation+"=any", "--overwrite")
 		}, settled: func(_ *testing.T, db haDatabase) error {
 			if v, ok := db.Metadata.Annotations[switchoverAnnotation]; ok {
 				return fmt.Errorf("the annotation %s=%s is still there", switchoverAnnotation, v)
@@ -202,8 +280,9 @@ func failoverDisruptions(n int) []disruption {
 			return nil
 		}},
 		{kind: kindRestart, rounds: 1, timeout: 8 * time.Minute, do: func(t *testing.T, _ string) {
-			kubectl(t, "patch", "database", failoverDB, "--type=merge", "-p", `{"spec":{"parameters":{"max_connections":"150"}}}`)
-		}, settled: maxConnectionsEverywhere},
+			kubectl(t, "patch", "database", ha.db, "--type=merge", "-p",
+				fmt.Sprintf(`{"spec":{"parameters":{%q:%q}}}`, ha.restartParameter, ha.restartValue))
+		}, settled: restartParameterEverywhere},
 	}
 }
 
@@ -212,20 +291,20 @@ func failoverDisruptions(n int) []disruption {
 // server: that is logged, and the round's wait tells whether it worked.
 func killServer(t *testing.T, pod string) {
 	t.Helper()
-	out, err := devenv.Kubectl(t.Context(), cluster, nil, "exec", pod, "-c", "postgres", "--",
-		"sh", "-c", "kill -9 $(head -1 "+pgdata+"/postmaster.pid)")
+	out, err := devenv.Kubectl(t.Context(), cluster, nil, "exec", pod, "-c", ha.container, "--",
+		"sh", "-c", ha.killServer)
 	if err != nil {
 		t.Logf("sending SIGKILL to the server of %s: %v: %s", pod, err, out)
 	}
 }
 
-// maxConnectionsEverywhere says which instance does not yet run with
-// max_connections 150.
-func maxConnectionsEverywhere(t *testing.T, _ haDatabase) error {
+// restartParameterEverywhere says which instance does not yet run with
+// the changed parameter.
+func restartParameterEverywhere(t *testing.T, _ haDatabase) error {
 	for _, pod := range failoverPods() {
-		got, err := superWithin(t.Context(), pod, "show max_connections")
-		if err != nil || got != "150" {
-			return fmt.Errorf("%s: max_connections %q (%w)", pod, got, err)
+		got, err := superWithin(t.Context(), pod, ha.restartSQL)
+		if err != nil || got != ha.restartValue {
+			return fmt.Errorf("%s: %s %q (%w), want %s", pod, ha.restartParameter, got, err, ha.restartValue)
 		}
 	}
 	return nil
@@ -236,7 +315,7 @@ func maxConnectionsEverywhere(t *testing.T, _ haDatabase) error {
 func superWithin(ctx context.Context, pod, sql string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	return postgresSuper(ctx, pod, sql)
+	return ha.super(ctx, pod, sql)
 }
 
 // round is one disruption done and what came of it.
@@ -311,32 +390,40 @@ func failedOver(t *testing.T, db haDatabase, old string) error {
 			ready++
 		}
 	}
-	if ready != failoverInstances || len(s.Instances) != failoverInstances || !slices.Equal(primaries, []string{s.Primary}) {
+	if ready != ha.instances || len(s.Instances) != ha.instances || !slices.Equal(primaries, []string{s.Primary}) {
 		return fmt.Errorf("status.primary %s, status.instances %+v: want %d ready, %s the only primary",
-			s.Primary, s.Instances, failoverInstances, s.Primary)
+			s.Primary, s.Instances, ha.instances, s.Primary)
 	}
-	got, err := superWithin(t.Context(), old, "select pg_is_in_recovery()")
-	if err != nil || got != "t" {
-		return fmt.Errorf("the old primary %s: pg_is_in_recovery() = %q (%w), want t", old, got, err)
+	got, err := superWithin(t.Context(), old, ha.replicaSQL)
+	if err != nil || got != ha.replicaAnswer {
+		return fmt.Errorf("the old primary %s: %s = %q (%w), want %s", old, ha.replicaSQL, got, err, ha.replicaAnswer)
 	}
 	return nil
 }
 
 // probeScript inserts a row through the read-write Service every 100 ms
-// with the credentials Secret's uri, giving up a connection attempt after
+// with the credentials Secret's details (psql or mariadb by the uri's
+// scheme), giving up a connection attempt after
 // 1 s and an attempt after 10 s, and prints one line per attempt:
 // "ok <id> <unix-ms>" when the insert was acknowledged, "err <id>
 // <unix-ms>" otherwise, the time taken when the attempt ended; a failed
 // attempt's message goes to /tmp/probe.errors. It stops
 // when /tmp/probe.stop exists and then creates /tmp/probe.done.
 const probeScript = `case "$uri" in
-*\?*) dsn="$uri&connect_timeout=1" ;;
-*) dsn="$uri?connect_timeout=1" ;;
+postgres*)
+  case "$uri" in
+  *\?*) dsn="$uri&connect_timeout=1" ;;
+  *) dsn="$uri?connect_timeout=1" ;;
+  esac
+  write() { timeout 10 psql "$dsn" -X -q -v ON_ERROR_STOP=1 -c "$1"; } ;;
+*)
+  export MYSQL_PWD="$password"
+  write() { timeout 10 mariadb -h "$host" -P "$port" -u "$username" --connect-timeout=1 "$database" -e "$1"; } ;;
 esac
 n=0
 while [ ! -e /tmp/probe.stop ]; do
   n=$((n + 1))
-  if out=$(timeout 10 psql "$dsn" -X -q -v ON_ERROR_STOP=1 -c "insert into probe (id, at) values ($n, now())" 2>&1)
+  if out=$(write "insert into probe (id, at) values ($n, now())" 2>&1)
   then echo "ok $n $(date +%s%3N)"
   else echo "err $n $(date +%s%3N)"; echo "$n $out" | tr '\n' ' ' | head -c 300 >>/tmp/probe.errors; echo >>/tmp/probe.errors
   fi
@@ -356,7 +443,7 @@ type writeProbe struct {
 // and waits until its writes flow.
 func startProbe(t *testing.T, c *client) *writeProbe {
 	t.Helper()
-	c.must(t, `psql "$uri" -X -q -v ON_ERROR_STOP=1 -c "create table if not exists probe (id int primary key, at timestamptz not null)"`)
+	c.must(t, ha.createProbe)
 	c.must(t, `rm -f /tmp/probe.stop /tmp/probe.done /tmp/probe.log /tmp/probe.errors
 nohup bash -c "$1" </dev/null >/tmp/probe.log 2>/tmp/probe.err &`, probeScript)
 	p := &writeProbe{c: c}
@@ -469,16 +556,6 @@ type primaryWatch struct {
 	checked bool
 }
 
-// primarySpanSQL shows that an instance is a primary over an interval: a
-// server out of recovery never goes back into it without a restart, which
-// would end the session, so an instance that answers f and, 200 ms later in
-// the same session, answers again, was a primary from the first f to the
-// last answer. The times are the server's clock: every node runs on this
-// machine.
-const primarySpanSQL = `select pg_is_in_recovery(), (extract(epoch from clock_timestamp()) * 1000)::bigint;
-select pg_sleep(0.2);
-select pg_is_in_recovery(), (extract(epoch from clock_timestamp()) * 1000)::bigint;`
-
 // primarySpan is an interval, in Unix milliseconds, over which a pod was
 // shown to be a primary.
 type primarySpan struct {
@@ -520,7 +597,7 @@ func watchPrimaries(t *testing.T) *primaryWatch {
 // sample asks every instance at once, ignoring those that do not answer,
 // and records any two whose spans as primaries overlap.
 func (w *primaryWatch) sample(ctx context.Context) {
-	spans := make([]*primarySpan, failoverInstances)
+	spans := make([]*primarySpan, ha.instances)
 	var wg sync.WaitGroup
 	for i, pod := range failoverPods() {
 		wg.Go(func() { spans[i] = askPrimary(ctx, pod) })
@@ -549,17 +626,17 @@ func (w *primaryWatch) sample(ctx context.Context) {
 // askPrimary returns the span over which pod was shown to be a primary, or
 // nil when it was not one or did not answer.
 func askPrimary(ctx context.Context, pod string) *primarySpan {
-	out, err := superWithin(ctx, pod, primarySpanSQL)
+	out, err := superWithin(ctx, pod, ha.spanSQL)
 	if err != nil {
 		return nil
 	}
 	var span *primarySpan
 	for line := range strings.Lines(out) {
-		recovery, ms, found := strings.Cut(strings.TrimSpace(line), "|")
+		writable, ms, found := strings.Cut(strings.TrimSpace(line), ha.spanSep)
 		at, err := strconv.ParseInt(ms, 10, 64)
 		switch {
 		case !found || err != nil:
-		case recovery != "f":
+		case writable != ha.writableAnswer:
 			span = nil
 		case span == nil:
 			span = &primarySpan{pod: pod, from: at, to: at}
@@ -605,7 +682,7 @@ func checkNoLostWrites(t *testing.T, c *client, lines []probeLine) {
 	primary := getHA(t).Status.Primary
 	database := c.must(t, `printf %s "$database"`)
 	rows := map[int]bool{}
-	for _, f := range strings.Fields(mustSQL(t, postgresSuper, primary, `\connect `+database+"\nselect id from probe")) {
+	for _, f := range strings.Fields(mustSQL(t, ha.super, primary, ha.probeIDs(database))) {
 		id, err := strconv.Atoi(f)
 		if err != nil {
 			t.Fatalf("reading the probe's rows from %s: %q is not an id", primary, f)
@@ -716,11 +793,11 @@ func dumpFailoverDiagnostics(t *testing.T, c *client) {
 		}
 		t.Logf("%s:\n%s", what, out)
 	}
-	show("the Database", "get", "database", failoverDB, "-o", "yaml")
+	show("the Database", "get", "database", ha.db, "-o", "yaml")
 	show("the pods and their roles", "get", "pods", "-o", "wide", "-L", "steward.dev/role")
 	show("the endpoints", "get", "endpointslices", "-o", "wide")
 	for _, pod := range failoverPods() {
-		show(pod+"'s server log", "logs", pod, "-c", "postgres", "--tail=40")
+		show(pod+"'s server log", "logs", pod, "-c", ha.container, "--tail=40")
 	}
 	out, err := devenv.Kubectl(ctx, cluster, nil, "get", "events", "--sort-by=.lastTimestamp")
 	if err != nil {
