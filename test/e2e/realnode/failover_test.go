@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,7 +40,8 @@ import (
 const (
 	// failoverRoundsEnv overrides how many times each disruption is done.
 	failoverRoundsEnv = "STEWARD_FAILOVER_ROUNDS"
-	// failoverReportEnv names a file the table of write gaps is written to.
+	// failoverReportEnv names a directory the tables of write gaps are
+	// written to, failover-<engine>.txt (make bench-failover).
 	failoverReportEnv = "STEWARD_FAILOVER_REPORT"
 	// switchoverAnnotation asks the operator for a planned switchover to
 	// a pod, or to the best replica with "any"; the operator removes it.
@@ -174,8 +176,11 @@ func runFailover(t *testing.T, hc *haCase) {
 	}
 	report := failoverReport(rounds)
 	t.Logf("write gaps, as the probe saw them and as the operator measured them:\n%s", report)
-	if path := os.Getenv(failoverReportEnv); path != "" {
-		if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
+	if dir := os.Getenv(failoverReportEnv); dir != "" {
+		path := filepath.Join(dir, "failover-"+ha.engine+".txt")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Errorf("making %s (%s): %v", dir, failoverReportEnv, err)
+		} else if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
 			t.Errorf("writing the failover report to %s (%s): %v", path, failoverReportEnv, err)
 		}
 	}
