@@ -312,11 +312,35 @@ func (s *Server) Status(ctx context.Context) engine.Status {
 // MariaDB primary first turns read-only, then records its GTID position
 // for StoppedPosition.
 func (s *Server) Stop(ctx context.Context) error {
-	if s.e.f.gtid {
-		s.recordStop(ctx)
+	if s.e.f.gtid && s.recordStop(ctx) {
+		s.shutdownAfterReplicas(ctx)
 	}
 	_ = s.db.Close()
 	return s.p.stop(ctx)
+}
+
+// replicasDrainTimeout bounds how long a stopping primary waits for its
+// replicas to receive its binary log.
+const replicasDrainTimeout = 30 * time.Second
+
+// shutdownAfterReplicas shuts a primary down once every connected replica
+// has received all of its binary log (SHUTDOWN WAIT FOR ALL SLAVES), so
+// that a switchover target can catch up with where it stopped. The caller
+// then waits for the process, and kills it when ctx ends.
+func (s *Server) shutdownAfterReplicas(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s.p.mu.Lock()
+	s.p.stopping = true // its exit is no failure
+	s.p.mu.Unlock()
+	_ = s.withConn(ctx, func(conn *sql.Conn) error {
+		_, err := conn.ExecContext(ctx, "SHUTDOWN WAIT FOR ALL SLAVES")
+		return err
+	})
+	select {
+	case <-s.p.done:
+	case <-time.After(replicasDrainTimeout):
+	}
 }
 
 // Fence kills the server: a commit waiting for a replica's
@@ -335,11 +359,11 @@ func (s *Server) Fence() error {
 var _ engine.Fencer = (*Server)(nil)
 
 // recordStop writes a primary's final GTID position into the run
-// directory, or removes a stale one.
-func (s *Server) recordStop(ctx context.Context) {
+// directory, or removes a stale one. It reports whether it wrote one.
+func (s *Server) recordStop(ctx context.Context) bool {
 	_ = os.Remove(stoppedFile(s.cfg))
 	if s.role() != engine.RolePrimary {
-		return
+		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -350,9 +374,7 @@ func (s *Server) recordStop(ctx context.Context) {
 		}
 		return conn.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos)
 	})
-	if err == nil {
-		_ = os.WriteFile(stoppedFile(s.cfg), []byte(pos+"\n"), 0o600)
-	}
+	return err == nil && os.WriteFile(stoppedFile(s.cfg), []byte(pos+"\n"), 0o600) == nil
 }
 
 // primarySync turns semi-synchronous waiting on, on a primary, when the
