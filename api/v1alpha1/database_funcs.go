@@ -88,18 +88,26 @@ func (db *Database) FenceAfterSeconds() int32 {
 // CanFailOver reports whether Steward moves the primary of this engine.
 func (e DatabaseEngine) CanFailOver() bool { return e == EnginePostgres || e == EngineMariaDB }
 
+// The units of the instances' positions.
+const (
+	// PositionBytes: bytes of WAL (PostgreSQL).
+	PositionBytes = "bytes"
+	// PositionTransactions: GTID sequence numbers (MariaDB).
+	PositionTransactions = "transactions"
+)
+
 // MaxFailoverLag is how far behind the lost primary a replica may be and
 // still be promoted, in the unit of the engine's positions, and the field
-// that sets it: bytes of WAL for PostgreSQL, transactions for MariaDB.
+// that sets it.
 func (db *Database) MaxFailoverLag() (limit int64, unit, field string) {
 	if db.Spec.Engine == EngineMariaDB {
 		limit = DefaultMaxFailoverLagTransactions
 		if h := db.Spec.HighAvailability; h != nil && h.MaxFailoverLagTransactions != nil {
 			limit = *h.MaxFailoverLagTransactions
 		}
-		return limit, "transactions", "maxFailoverLagTransactions"
+		return limit, PositionTransactions, "maxFailoverLagTransactions"
 	}
-	return db.MaxFailoverLagBytes(), "bytes", "maxFailoverLagBytes"
+	return db.MaxFailoverLagBytes(), PositionBytes, "maxFailoverLagBytes"
 }
 
 // InstanceHost is an instance's DNS name through the headless Service.

@@ -134,7 +134,7 @@ func (m *manager) run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return m.stopServer(ctx, "shutting down")
+			return m.stopServer(ctx, "shutting down", false)
 		case <-m.wake:
 		case <-done:
 			err := srv.Err()
@@ -186,7 +186,7 @@ func (m *manager) step(ctx context.Context) error {
 		// A primary demoted, or a replica of another primary: stop, then
 		// start again below as the assignment says.
 		wasPrimary := role == engine.RolePrimary
-		if err := m.stopServer(ctx, "the primary is now "+a.Primary); err != nil {
+		if err := m.stopServer(ctx, "the primary is now "+a.Primary, false); err != nil {
 			m.set(PhaseStopped, err.Error())
 			return nil
 		}
@@ -369,8 +369,9 @@ func (m *manager) promote(ctx context.Context, srv engine.Server) {
 	m.log.Info("promoted to primary", "took", time.Since(began).String())
 }
 
-// stopServer stops the server cleanly, if one runs.
-func (m *manager) stopServer(ctx context.Context, why string) error {
+// stopServer stops the server cleanly, if one runs; with fence, at once
+// where the server can (engine.Fencer).
+func (m *manager) stopServer(ctx context.Context, why string, fence bool) error {
 	m.mu.Lock()
 	srv := m.srv
 	m.mu.Unlock()
@@ -380,7 +381,12 @@ func (m *manager) stopServer(ctx context.Context, why string) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.o.StopTimeout)
 	defer cancel()
 	m.log.Info("stopping the server", "why", why)
-	err := srv.Stop(sctx)
+	var err error
+	if f, ok := srv.(engine.Fencer); ok && fence {
+		err = f.Fence()
+	} else {
+		err = srv.Stop(sctx)
+	}
 	m.mu.Lock()
 	m.srv, m.fresh = nil, false
 	m.mu.Unlock()
@@ -431,15 +437,7 @@ func (m *manager) fenceIfLeaseRanOut(ctx context.Context, srv engine.Server) {
 	}
 	m.log.Warn("fencing: no word from the operator within the lease and not every replica streams from this primary",
 		"lease", a.LeaseSeconds, "streaming", streaming, "replicas", a.Replicas)
-	if f, ok := srv.(engine.Fencer); ok {
-		err := f.Fence()
-		m.mu.Lock()
-		m.srv, m.fresh = nil, false
-		m.mu.Unlock()
-		if err != nil {
-			m.log.Error("fencing failed", "error", err)
-		}
-	} else if err := m.stopServer(ctx, "fenced"); err != nil {
+	if err := m.stopServer(ctx, "fenced", true); err != nil {
 		m.log.Error("fencing failed", "error", err)
 	}
 	m.set(PhaseFenced, "the lease ran out and not every replica streamed from this primary")

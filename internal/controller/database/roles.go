@@ -247,7 +247,7 @@ func instanceStatuses(db *v1alpha1.Database, v view) []v1alpha1.DatabaseInstance
 			}
 			if r.Role == engine.RoleReplica && primaryPos > 0 && r.Position > 0 {
 				lag := max(primaryPos-r.Position, 0)
-				if _, unit, _ := db.MaxFailoverLag(); unit == "transactions" {
+				if v.lagUnit == v1alpha1.PositionTransactions {
 					in.LagTransactions = &lag
 					metrics.ReplicationLagTransactions.WithLabelValues(db.Namespace, db.Name, m.name).Set(float64(lag))
 				} else {

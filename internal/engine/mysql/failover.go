@@ -88,29 +88,27 @@ func (e *GTIDEngine) Promote(ctx context.Context, s engine.Server) error {
 	if !ok {
 		return fmt.Errorf("not a %s server", e.f.name)
 	}
-	conn, err := srv.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("connecting: %s", redact(srv.cfg, err.Error()))
-	}
-	defer func() { _ = conn.Close() }()
-	if err := execAll(ctx, conn, srv.cfg, "stopping the receiving thread", "STOP SLAVE IO_THREAD"); err != nil {
-		return err
-	}
-	rs, err := e.readReplicaStatus(ctx, conn)
-	if err != nil {
-		return fmt.Errorf("reading the replication status: %s", redact(srv.cfg, err.Error()))
-	}
-	if rs != nil && rs.gtidIOPos != "" {
-		// Everything received is applied before the first write.
-		var done int
-		if err := conn.QueryRowContext(ctx, "SELECT MASTER_GTID_WAIT(?, 120)", rs.gtidIOPos).Scan(&done); err != nil {
-			return fmt.Errorf("applying what was received: %s", redact(srv.cfg, err.Error()))
+	err := srv.withConn(ctx, func(conn *sql.Conn) error {
+		if err := execAll(ctx, conn, srv.cfg, "stopping the receiving thread", "STOP SLAVE IO_THREAD"); err != nil {
+			return err
 		}
-		if done != 0 {
-			return fmt.Errorf("applying what was received (up to %s) did not finish within two minutes", rs.gtidIOPos)
+		rs, err := e.readReplicaStatus(ctx, conn)
+		if err != nil {
+			return fmt.Errorf("reading the replication status: %s", redact(srv.cfg, err.Error()))
 		}
-	}
-	if err := execAll(ctx, conn, srv.cfg, "promoting", "STOP SLAVE", "RESET SLAVE ALL", "SET GLOBAL read_only = OFF"); err != nil {
+		if rs != nil && rs.gtidIOPos != "" {
+			// Everything received is applied before the first write.
+			var done int
+			if err := conn.QueryRowContext(ctx, "SELECT MASTER_GTID_WAIT(?, 120)", rs.gtidIOPos).Scan(&done); err != nil {
+				return fmt.Errorf("applying what was received: %s", redact(srv.cfg, err.Error()))
+			}
+			if done != 0 {
+				return fmt.Errorf("applying what was received (up to %s) did not finish within two minutes", rs.gtidIOPos)
+			}
+		}
+		return execAll(ctx, conn, srv.cfg, "promoting", "STOP SLAVE", "RESET SLAVE ALL", "SET GLOBAL read_only = OFF")
+	})
+	if err != nil {
 		return err
 	}
 	srv.mu.Lock()

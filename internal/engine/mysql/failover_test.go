@@ -172,7 +172,7 @@ func TestSemiSynchronous(t *testing.T) {
 	if err := e.InitPrimary(ctx, a); err != nil {
 		t.Fatalf("InitPrimary: %v", err)
 	}
-	startServer(ctx, t, e.Engine, a)
+	sa := startServer(ctx, t, e.Engine, a)
 	// The users were ensured outside the binary log: nothing waits.
 	var binlogPos string
 	if err := tcp(t, a, a.Superuser, "").QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&binlogPos); err != nil || binlogPos != "" {
@@ -232,10 +232,30 @@ func TestSemiSynchronous(t *testing.T) {
 		t.Fatal("a commit was acknowledged after the replica stopped")
 	}
 	began = time.Now()
-	startServer(ctx, t, e.Engine, b)
+	sb = startServer(ctx, t, e.Engine, b)
 	t.Logf("the replica's restart took %v", time.Since(began))
 	eventually(t, 30*time.Second, "the replica acknowledging again", acknowledging)
 	eventually(t, 30*time.Second, "the held commit on both", func() (bool, string) {
 		return count(a, 2) == 1 && count(b, 2) == 1, ""
 	})
+
+	// Fenced while a commit is held for the replica: the commit is never
+	// acknowledged, and the server is gone.
+	if err := sb.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan error, 1)
+	go func() { held <- write("INSERT INTO items VALUES (3)", 2*time.Minute) }()
+	time.Sleep(time.Second)
+	if err := sa.(engine.Fencer).Fence(); err != nil {
+		t.Fatalf("Fence: %v", err)
+	}
+	select {
+	case <-sa.Done():
+	default:
+		t.Fatal("the server runs after Fence")
+	}
+	if err := <-held; err == nil {
+		t.Fatal("a commit held for the replica was acknowledged by a fenced primary")
+	}
 }

@@ -208,9 +208,10 @@ func (s *sniffer) Write(p []byte) (int, error) {
 // primary, taken as the superuser, into it with the binary log off, points
 // replication at the primary from the coordinates the dump recorded, starts
 // replication, waits until the receiving thread has connected and shuts the
-// server down. A MariaDB replica follows by GTID: the coordinates are turned
-// into the primary's GTID position there (BINLOG_GTID_POS). The superuser's password reaches the dump program in a 0600
-// option file, removed at the end.
+// server down. A MariaDB replica follows by GTID: the coordinates are
+// turned into the primary's GTID position there (BINLOG_GTID_POS). The
+// superuser's password reaches the dump program in a 0600 option file,
+// removed at the end.
 func (e *Engine) InitReplica(ctx context.Context, cfg engine.Config) (err error) {
 	if cfg.PrimaryHost == "" || cfg.PrimaryPort == 0 {
 		return errors.New("no primary to clone")

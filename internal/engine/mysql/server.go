@@ -35,8 +35,9 @@ import (
 
 // Start runs the server as a child process with the configuration from
 // cfg.ConfigDir and paths, port, address and server id from cfg; a replica
-// (cfg.PrimaryHost set) runs read-only and resumes replication by itself. It
-// returns once the superuser can connect over the socket.
+// (cfg.PrimaryHost set) runs read-only and replicates: MySQL's resumes by
+// itself, MariaDB's ensures its users and then follows cfg.PrimaryHost
+// (follow). It returns once the superuser can connect over the socket.
 func (e *Engine) Start(ctx context.Context, cfg engine.Config) (engine.Server, error) {
 	if err := ensureRunDir(cfg); err != nil {
 		return nil, err
@@ -309,8 +310,9 @@ func (s *Server) Status(ctx context.Context) engine.Status {
 }
 
 // Stop shuts the server down (SIGTERM), killing it when ctx ends first. A
-// MariaDB primary first turns read-only, then records its GTID position
-// for StoppedPosition.
+// MariaDB primary first turns read-only, records its GTID position for
+// StoppedPosition and shuts down once its replicas have received all of it
+// (shutdownAfterReplicas).
 func (s *Server) Stop(ctx context.Context) error {
 	if s.e.f.gtid && s.recordStop(ctx) {
 		s.shutdownAfterReplicas(ctx)
@@ -328,17 +330,18 @@ const replicasDrainTimeout = 30 * time.Second
 // that a switchover target can catch up with where it stopped. The caller
 // then waits for the process, and kills it when ctx ends.
 func (s *Server) shutdownAfterReplicas(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
 	s.p.mu.Lock()
 	s.p.stopping = true // its exit is no failure
 	s.p.mu.Unlock()
-	_ = s.withConn(ctx, func(conn *sql.Conn) error {
-		_, err := conn.ExecContext(ctx, "SHUTDOWN WAIT FOR ALL SLAVES")
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_ = s.withConn(sctx, func(conn *sql.Conn) error {
+		_, err := conn.ExecContext(sctx, "SHUTDOWN WAIT FOR ALL SLAVES")
 		return err
 	})
+	cancel()
 	select {
 	case <-s.p.done:
+	case <-ctx.Done():
 	case <-time.After(replicasDrainTimeout):
 	}
 }
