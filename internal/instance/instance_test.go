@@ -485,6 +485,14 @@ func changeRoles(t *testing.T, c [2]*child, ports []int, ownerPassword string) {
 		t.Errorf("an assignment of an older term: %d %s, want 409", code, body)
 	}
 
+	// Dirty buffers, on db-1 and on db-0 replaying them: a checkpoint
+	// requested by a promotion is spread and takes a while, as it does
+	// under a steady load.
+	if _, err := ownerConn(t, ports[1], ownerPassword).Exec(ctx,
+		"CREATE TABLE bulk AS SELECT g AS id, repeat('x', 200) AS pad FROM generate_series(1, 100000) g"); err != nil {
+		t.Fatal(err)
+	}
+
 	// Failover back to db-0 after db-1's server is killed.
 	killServer(t, c[1])
 	c[1].waitReport(t, 30*time.Second, "stopped", func(r Report) bool { return r.Phase == PhaseStopped })
@@ -499,11 +507,31 @@ func changeRoles(t *testing.T, c [2]*child, ports []int, ownerPassword string) {
 		t.Errorf("%d rows after two role changes, want 3", n)
 	}
 
+	// A switchover to db-1 right after the failover: db-1 is promoted
+	// with a control file that still names an older timeline (no
+	// checkpoint since its own rewind), and db-0 winds back to it.
+	fourth := Assignment{Term: 4, Primary: "db-1", PrimaryHost: "127.0.0.1", PrimaryPort: ports[1]}
+	c[0].mustAssign(t, fourth)
+	stopped = c[0].waitReport(t, 60*time.Second, "stopped with its final position", func(r Report) bool {
+		return r.Phase == PhaseStopped && r.StoppedPosition > 0
+	})
+	c[1].waitReport(t, 30*time.Second, "caught up with the stopped primary", func(r Report) bool {
+		return r.Position >= stopped.StoppedPosition
+	})
+	c[1].mustAssign(t, fourth)
+	c[1].waitReport(t, 60*time.Second, "promoted", func(r Report) bool { return r.Role == engine.RolePrimary && r.Ready })
+	c[0].mustAssign(t, fourth)
+	c[0].waitReport(t, 90*time.Second, "a streaming replica of db-1 again", func(r Report) bool { return r.Role == engine.RoleReplica && r.Ready })
+	insert(ports[1], 4)
+	if n := count(ports[1]); n != 4 {
+		t.Errorf("%d rows after three role changes, want 4", n)
+	}
+
 	// A lease that runs out while a replica does not stream: fenced.
-	third.LeaseSeconds, third.Replicas = 1, []string{"db-1", "db-9"}
-	c[0].mustAssign(t, third)
-	c[0].waitReport(t, 30*time.Second, "fenced", func(r Report) bool { return r.Phase == PhaseFenced && !r.Ready })
-	c[0].waitLog(t, time.Second, "fencing")
+	fourth.LeaseSeconds, fourth.Replicas = 1, []string{"db-0", "db-9"}
+	c[1].mustAssign(t, fourth)
+	c[1].waitReport(t, 30*time.Second, "fenced", func(r Report) bool { return r.Phase == PhaseFenced && !r.Ready })
+	c[1].waitLog(t, time.Second, "fencing")
 }
 
 // killServer sends SIGKILL to an instance's postgres.

@@ -27,6 +27,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/steward-dev/steward/internal/engine"
 )
 
@@ -63,15 +65,56 @@ func (e *Engine) Rejoin(ctx context.Context, cfg engine.Config) error {
 	}
 	source := fmt.Sprintf("host=%s port=%d user=%s dbname=postgres passfile=%s connect_timeout=5",
 		conninfoValue(cfg.PrimaryHost), primaryPort(cfg), conninfoValue(cfg.Superuser.Username), conninfoValue(passfile))
+	if err := checkpointSource(ctx, cfg); err != nil {
+		return err
+	}
 	// Crash recovery, when needed, runs in single-user mode with the
-	// data directory's own postgresql.conf (initdb's), which is enough.
+	// rendered postgresql.conf: its wal_keep_size keeps the WAL back to
+	// where the servers diverged, which the checkpoint ending recovery
+	// would otherwise recycle (initdb's configuration keeps none), and
+	// without which pg_rewind cannot read the old primary's changes.
 	if err := e.runTool(ctx, cfg, nil, "pg_rewind",
 		"--target-pgdata="+cfg.DataDir,
+		"--config-file="+filepath.Join(cfg.ConfigDir, "postgresql.conf"),
 		"--source-server="+source,
 	); err != nil {
 		return err
 	}
 	return writeStandbySignal(cfg)
+}
+
+// checkpointSource makes the new primary write a checkpoint before
+// pg_rewind reads its control file. A promotion writes none at once, and
+// until one is written the control file names the last timeline the
+// server checkpointed on, which after a few promotions in quick succession
+// can be several timelines back: pg_rewind then winds the old primary to a
+// point on that timeline, and its server refuses to start ("requested
+// timeline N does not contain minimum recovery point ... on timeline M").
+func checkpointSource(ctx context.Context, cfg engine.Config) error {
+	cc, err := pgx.ParseConfig("")
+	if err != nil {
+		return err
+	}
+	cc.Host = cfg.PrimaryHost
+	cc.Port = uint16(primaryPort(cfg))
+	cc.User = cfg.Superuser.Username
+	cc.Password = cfg.Superuser.Password
+	cc.Database = "postgres"
+	cc.ConnectTimeout = 5 * time.Second
+	cc.TLSConfig = nil
+	cc.Fallbacks = nil
+	cc.RuntimeParams = map[string]string{"application_name": "steward"}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	c, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return fmt.Errorf("connecting to the primary for a checkpoint before pg_rewind: %w", err)
+	}
+	defer func() { _ = c.Close(context.Background()) }()
+	if _, err := c.Exec(ctx, "CHECKPOINT"); err != nil {
+		return fmt.Errorf("a checkpoint on the primary before pg_rewind: %w", err)
+	}
+	return nil
 }
 
 // StoppedPosition reads the shutdown checkpoint's location from
