@@ -56,7 +56,7 @@ const (
 const (
 	DefaultMaxFailoverLagBytes        = 16 << 20
 	DefaultMaxFailoverLagTransactions = 1000
-	DefaultFenceAfterSeconds          = 10
+	DefaultFenceAfterSeconds          = 5
 )
 
 // SynchronousReplicas is spec.highAvailability.synchronousReplicas.

@@ -234,7 +234,7 @@ type DatabaseHighAvailability struct {
 	// keeps accepting writes while not every replica streams from it. Past
 	// it the primary stops its server by itself, and only then is a replica
 	// promoted: a failover after a network cut or a lost node takes about
-	// this long. Default 10.
+	// this long plus a few seconds. Default 5.
 	// +optional
 	// +kubebuilder:validation:Minimum=3
 	// +kubebuilder:validation:Maximum=300

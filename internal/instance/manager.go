@@ -117,6 +117,8 @@ func (m *manager) currentPhase() string {
 func (m *manager) run(ctx context.Context) error {
 	tick := time.NewTicker(m.o.PollInterval)
 	defer tick.Stop()
+	fence := time.NewTicker(FenceCheckInterval)
+	defer fence.Stop()
 	var hash string
 	for {
 		if err := m.step(ctx); err != nil {
@@ -149,6 +151,10 @@ func (m *manager) run(ctx context.Context) error {
 		case <-tick.C:
 			if srv != nil {
 				hash = m.reloadIfChanged(ctx, srv, hash)
+				m.fenceIfLeaseRanOut(ctx, srv)
+			}
+		case <-fence.C:
+			if srv != nil {
 				m.fenceIfLeaseRanOut(ctx, srv)
 			}
 		}

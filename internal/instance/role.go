@@ -148,6 +148,11 @@ func checkAssignment(a Assignment, self string, term int64) error {
 	return nil
 }
 
+// FenceCheckInterval is how often a primary checks its lease: once it has
+// run out, a primary stops accepting writes within this interval plus the
+// time the check takes (asking the replicas' managers, up to a second).
+const FenceCheckInterval = 500 * time.Millisecond
+
 // mustFence reports whether a primary must stop accepting writes: it has
 // a lease, the lease ran out, and not every replica streams from it (were
 // they all streaming, none of them could have been promoted).

@@ -30,6 +30,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,6 +62,10 @@ var phases = []string{
 // user must fix that no watch event may announce (a Secret Steward does not
 // watch, a storage class).
 const retryUserError = time.Minute
+
+// conflictRetry is how soon a reconcile that wrote on a stale copy looks
+// again.
+const conflictRetry = 200 * time.Millisecond
 
 // Reconciler makes a Database's children match its spec and reports their state.
 type Reconciler struct {
@@ -120,6 +125,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	obs, err := r.reconcileChildren(ctx, db)
+	if apierrors.IsConflict(err) {
+		// A write on a copy older than the API server's: the cache has
+		// not caught up with a write of this operator's yet. Soon, without
+		// the backoff of an error, which would slow a failover down.
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
 	if err != nil {
 		// Retried with backoff; meanwhile the status says what fails.
 		obs.problem = &conditions.Problem{Reason: v1alpha1.ReasonReconcileError, Message: err.Error()}

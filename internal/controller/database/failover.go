@@ -44,10 +44,11 @@ type member struct {
 
 // Margins of the fencing rule (see fenced). walSenderTimeout is the
 // postgres engine's wal_sender_timeout; fenceCheck how often an instance
-// checks its lease.
+// checks its lease; fenceMargin covers the check's own time (a MariaDB
+// primary asks its replicas' managers, up to a second) and delays.
 const (
-	walSenderTimeout = 5 * time.Second
-	fenceCheck       = time.Second
+	walSenderTimeout = 3 * time.Second
+	fenceCheck       = instance.FenceCheckInterval
 	fenceMargin      = 2 * time.Second
 )
 

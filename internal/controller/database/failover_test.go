@@ -150,7 +150,7 @@ func TestSwitchoverTarget(t *testing.T) {
 // TestAssignmentLease: the primary of a Database with replicas gets a
 // lease and the replicas' names; a single instance none.
 func TestAssignmentLease(t *testing.T) {
-	if got := assignment(newDB(3), view{primary: "db-0", members: []member{{name: "db-0"}, {name: "db-1"}, {name: "db-2"}}}); got.LeaseSeconds != 10 ||
+	if got := assignment(newDB(3), view{primary: "db-0", members: []member{{name: "db-0"}, {name: "db-1"}, {name: "db-2"}}}); got.LeaseSeconds != int(v1alpha1.DefaultFenceAfterSeconds) ||
 		strings.Join(got.Replicas, ",") != "db-1,db-2" || got.Term != 1 || !got.Bootstrap || got.PrimaryHost != "db-0.db-headless.ns.svc" {
 		t.Errorf("assignment = %+v", got)
 	}

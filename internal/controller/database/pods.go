@@ -34,9 +34,17 @@ import (
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
-// roleOf is a pod's part in replication: ordinal 0 is the primary.
+// roleOf is the role a pod is labelled with, which the Services select:
+// primary for status.primary, replica for the others.
 func roleOf(db *v1alpha1.Database, pod string) engine.Role {
-	if pod == db.PrimaryPod() {
+	primary := db.PrimaryPod()
+	if c := db.Status.RoleChange; c != nil && c.Type == v1alpha1.RoleChangeFailover {
+		// A failover begins once the old primary is fenced: the
+		// read-write Service can point at the promoted instance at once,
+		// which takes writes as soon as its promotion ends.
+		primary = c.To
+	}
+	if pod == primary {
 		return engine.RolePrimary
 	}
 	return engine.RoleReplica

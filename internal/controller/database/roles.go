@@ -58,11 +58,14 @@ type memory struct {
 	lastServing         time.Time
 	lastPrimaryPosition int64
 	notStreaming        map[string]time.Time
+	// unanswered counts, per instance, the times in a row it did not
+	// answer.
+	unanswered map[string]int
 }
 
 func (r *Reconciler) memoryOf(uid types.UID) *memory {
 	r.startOnce.Do(func() { r.started = time.Now() })
-	m, _ := r.memories.LoadOrStore(uid, &memory{lastAck: r.started, notStreaming: map[string]time.Time{}})
+	m, _ := r.memories.LoadOrStore(uid, &memory{lastAck: r.started, notStreaming: map[string]time.Time{}, unanswered: map[string]int{}})
 	return m.(*memory)
 }
 
@@ -74,7 +77,15 @@ func (r *Reconciler) instances() InstanceClient {
 }
 
 // reportTimeout bounds one reconcile's wait for the instances' reports.
-const reportTimeout = 2 * time.Second
+// An instance that did not answer an odd number of times in a row gets
+// unansweredTimeout, so that one whose node is gone or cut off slows only
+// every other reconcile of a failover down, and one that is merely slow
+// still gets its full time every other ask; during a role change, every
+// ask.
+const (
+	reportTimeout     = 2 * time.Second
+	unansweredTimeout = 500 * time.Millisecond
+)
 
 // manageRoles reads every instance's report, carries out a failover or
 // switchover under way, starts one when the primary is lost or a
@@ -182,14 +193,23 @@ func (r *Reconciler) memberPods(db *v1alpha1.Database, pods []corev1.Pod) []memb
 // observeMembers reads the reports of the instance pods, concurrently.
 func (r *Reconciler) observeMembers(ctx context.Context, db *v1alpha1.Database, pods []corev1.Pod, mem *memory) []member {
 	members := r.memberPods(db, pods)
-	ctx, cancel := context.WithTimeout(ctx, reportTimeout)
-	defer cancel()
+	mem.mu.Lock()
+	timeouts := make([]time.Duration, len(members))
+	for i, m := range members {
+		timeouts[i] = reportTimeout
+		if n := mem.unanswered[m.name]; n%2 == 1 || n > 0 && db.Status.RoleChange != nil {
+			timeouts[i] = unansweredTimeout
+		}
+	}
+	mem.mu.Unlock()
 	var wg sync.WaitGroup
 	for i := range members {
 		if members[i].pod == nil {
 			continue
 		}
 		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, timeouts[i])
+			defer cancel()
 			rep, err := r.instances().Report(ctx, members[i].pod)
 			if err != nil {
 				members[i].err = err.Error()
@@ -204,6 +224,12 @@ func (r *Reconciler) observeMembers(ctx context.Context, db *v1alpha1.Database, 
 	now := time.Now()
 	for i := range members {
 		m := &members[i]
+		switch {
+		case m.pod == nil || m.report != nil:
+			delete(mem.unanswered, m.name)
+		default:
+			mem.unanswered[m.name]++
+		}
 		streaming := m.report != nil && m.report.Role == engine.RoleReplica && m.report.Ready
 		if streaming || m.name == db.PrimaryPod() {
 			delete(mem.notStreaming, m.name)
@@ -291,30 +317,45 @@ func assignment(db *v1alpha1.Database, v view) instance.Assignment {
 	return a
 }
 
-// assignAll tells every instance with an address its role; the primary's
-// acceptance renews its lease. It returns when to look again: soon when an
-// instance did not take it or does not run yet.
+// assignAll tells every instance with an address its role, concurrently;
+// the primary's acceptance renews its lease. An instance that did not
+// answer for its report gets unansweredTimeout. It returns when to look
+// again: soon when an instance did not take it or does not run yet.
 func (r *Reconciler) assignAll(ctx context.Context, db *v1alpha1.Database, v view, token string) time.Duration {
 	a := assignment(db, v)
+	var mu sync.Mutex
 	again := time.Minute
+	var wg sync.WaitGroup
 	for _, m := range v.members {
 		if m.pod == nil || m.pod.Status.PodIP == "" || !m.pod.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if err := r.instances().Assign(ctx, m.pod, token, a); err != nil {
-			again = time.Second
-			continue
-		}
-		if m.name == v.primary {
-			mem := r.memoryOf(db.UID)
-			mem.mu.Lock()
-			mem.lastAck = time.Now()
-			mem.mu.Unlock()
-		}
-		if m.report == nil || m.report.Phase != instance.PhaseRunning || !m.report.Ready {
-			again = time.Second
-		}
+		wg.Go(func() {
+			timeout := reportTimeout
+			if m.report == nil {
+				timeout = unansweredTimeout
+			}
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			err := r.instances().Assign(ctx, m.pod, token, a)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				again = time.Second
+				return
+			case m.name == v.primary:
+				mem := r.memoryOf(db.UID)
+				mem.mu.Lock()
+				mem.lastAck = time.Now()
+				mem.mu.Unlock()
+			}
+			if m.report == nil || m.report.Phase != instance.PhaseRunning || !m.report.Ready {
+				again = time.Second
+			}
+		})
 	}
+	wg.Wait()
 	return again
 }
 
@@ -435,7 +476,6 @@ func (r *Reconciler) completeChange(ctx context.Context, db *v1alpha1.Database, 
 	mem := r.memoryOf(db.UID)
 	mem.mu.Lock()
 	gapFrom := mem.lastServing
-	mem.lastServing, mem.lastAck = time.Now(), time.Now()
 	mem.mu.Unlock()
 	if gapFrom.Before(change.StartedAt.Add(-time.Minute)) || gapFrom.IsZero() {
 		gapFrom = change.StartedAt.Time
@@ -446,8 +486,13 @@ func (r *Reconciler) completeChange(ctx context.Context, db *v1alpha1.Database, 
 	next := db.Status.DeepCopy()
 	next.Primary, next.RoleChange, next.LastRoleChange = change.To, nil, change
 	if err := status.Write(ctx, r.Client, db, &db.Status, *next, client.MergeFromWithOptimisticLock{}); err != nil {
+		// The memory is left as it was: a write that did not happen
+		// must not shorten the gap measured when it is tried again.
 		return err
 	}
+	mem.mu.Lock()
+	mem.lastServing, mem.lastAck = now.Time, now.Time
+	mem.mu.Unlock()
 	reason := v1alpha1.EventFailedOver
 	if change.Type == v1alpha1.RoleChangeSwitchover {
 		reason = v1alpha1.EventSwitchedOver

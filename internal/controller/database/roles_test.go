@@ -156,7 +156,7 @@ func TestFailoverSurvivesAnOperatorRestart(t *testing.T) {
 	})
 	for _, name := range []string{"db-0", "db-1", "db-2"} {
 		a, _ := fakes.lastAssigned(ns, name)
-		if a.Term != 1 || a.Primary != "db-0" || a.LeaseSeconds != 10 || strings.Join(a.Replicas, ",") != "db-1,db-2" ||
+		if a.Term != 1 || a.Primary != "db-0" || a.LeaseSeconds != int(v1alpha1.DefaultFenceAfterSeconds) || strings.Join(a.Replicas, ",") != "db-1,db-2" ||
 			a.PrimaryHost != "db-0.db-headless."+ns+".svc" {
 			t.Errorf("%s was told %+v", name, a)
 		}

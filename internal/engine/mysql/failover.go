@@ -45,7 +45,7 @@ var _ engine.Failover = (*GTIDEngine)(nil)
 // replicaNetTimeout is the replicas' slave_net_timeout, with the primary's
 // heartbeat every heartbeatPeriod.
 const (
-	replicaNetTimeout = 5 * time.Second
+	replicaNetTimeout = 3 * time.Second
 	heartbeatPeriod   = "1"
 )
 

@@ -177,6 +177,6 @@ func (e *Engine) Promote(ctx context.Context, srv engine.Server) error {
 	return nil
 }
 
-// PrimaryTracksReplicas is true: with wal_sender_timeout (5 s) a primary
+// PrimaryTracksReplicas is true: with wal_sender_timeout (3 s) a primary
 // drops a replica that stopped answering from pg_stat_replication.
 func (e *Engine) PrimaryTracksReplicas() bool { return true }

@@ -218,8 +218,8 @@ func (e *Engine) Render(t engine.Tuning) (map[string]string, error) {
 		{"hot_standby", "on"},
 		{"logging_collector", "off"},
 		{"log_destination", "stderr"},
-		{"wal_sender_timeout", "5s"},
-		{"wal_receiver_timeout", "5s"},
+		{"wal_sender_timeout", "3s"},
+		{"wal_receiver_timeout", "3s"},
 		{"synchronous_standby_names", synchronousStandbys(t.SynchronousReplicas)},
 	}
 	for _, kv := range fixed {

@@ -51,6 +51,17 @@ var (
 // and deletes it when the test ends.
 func startClient(t *testing.T, name string, img clientImage, secret string) *client {
 	t.Helper()
+	return startClientOn(t, name, img, secret, "")
+}
+
+// startClientOn is startClient on the node named node, or where the
+// scheduler puts it when node is empty.
+func startClientOn(t *testing.T, name string, img clientImage, secret, node string) *client {
+	t.Helper()
+	pin := ""
+	if node != "" {
+		pin = "\n  nodeName: " + node
+	}
 	env := " []"
 	if secret != "" {
 		env = fmt.Sprintf("\n        - secretRef: {name: %s}", secret)
@@ -61,7 +72,7 @@ metadata:
   name: %s
   namespace: default
 spec:
-  terminationGracePeriodSeconds: 1
+  terminationGracePeriodSeconds: 1%s
   securityContext:
     runAsNonRoot: true
     runAsUser: %d
@@ -77,7 +88,7 @@ spec:
         allowPrivilegeEscalation: false
         capabilities: {drop: [ALL]}
       envFrom:%s
-`, name, img.uid, img.uid, img.image, env)
+`, name, pin, img.uid, img.uid, img.image, env)
 	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(manifest), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
