@@ -371,7 +371,8 @@ func (r *Reconciler) replacePrimary(ctx context.Context, db *v1alpha1.Database, 
 	ok, why := fenced(v, p)
 	if !ok {
 		rs.waiting = fmt.Sprintf("The primary %s is not serving and not yet fenced: %s", p.name, why)
-		rs.requeue = time.Second
+		// Soon: the failover waits for the moment the fence holds.
+		rs.requeue = 500 * time.Millisecond
 		return rs, nil
 	}
 	c, refusal := candidate(v)
