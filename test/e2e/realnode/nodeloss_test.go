@@ -18,6 +18,7 @@ package realnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -133,8 +134,11 @@ func moveLeaderOff(t *testing.T, node string) {
 	eventually(t, 3*time.Minute, "the operator's leader on a node other than "+node, func() error {
 		holder, err := devenv.Kubectl(t.Context(), cluster, nil, "get", "--namespace="+devenv.OperatorNamespace,
 			"lease/steward.steward.dev", "-o", "jsonpath={.spec.holderIdentity}")
-		if err != nil || holder == "" {
-			return fmt.Errorf("no leader yet (%v)", err)
+		if err != nil {
+			return fmt.Errorf("reading the leader election lease: %w", err)
+		}
+		if holder == "" {
+			return errors.New("no leader yet")
 		}
 		l := leaderPod(t)
 		if l.node != node {
