@@ -193,6 +193,12 @@ func TestFailoverSurvivesAnOperatorRestart(t *testing.T) {
 		t.Fatalf("after the restart: term %d, role change %+v (%v); want the same change in term 2", db.Status.Term, db.Status.RoleChange, err)
 	}
 
+	// The old primary is fenced: the read-write Service follows db-2
+	// while it is promoted.
+	eventually(t, func() error {
+		return labelledRoles(t, ns, map[string]string{"db-0": "replica", "db-1": "replica", "db-2": "primary"})
+	})
+
 	fakes.set(ns, "db-2", func(in *fakeInstance) { in.promotes = true })
 	db = waitFor(t, ns, "db", "db-2 the primary", func(db *v1alpha1.Database) bool {
 		return db.Status.Primary == "db-2" && db.Status.RoleChange == nil && db.Status.LastRoleChange != nil
@@ -202,20 +208,29 @@ func TestFailoverSurvivesAnOperatorRestart(t *testing.T) {
 	}
 	expectEvent(t, ns, "db", v1alpha1.EventFailedOver)
 	eventually(t, func() error {
-		for name, role := range map[string]string{"db-0": "replica", "db-1": "replica", "db-2": "primary"} {
-			p := &corev1.Pod{}
-			if err := get(t, ns, name, p); err != nil {
-				return err
-			}
-			if p.Labels[v1alpha1.LabelRole] != role {
-				return fmt.Errorf("%s labelled %q, want %s", name, p.Labels[v1alpha1.LabelRole], role)
-			}
+		if err := labelledRoles(t, ns, map[string]string{"db-0": "replica", "db-1": "replica", "db-2": "primary"}); err != nil {
+			return err
 		}
 		if a, _ := fakes.lastAssigned(ns, "db-0"); a.Term != 2 || a.Primary != "db-2" {
 			return fmt.Errorf("the old primary was last told %+v", a)
 		}
 		return nil
 	})
+}
+
+// labelledRoles says which pod does not carry its role label.
+func labelledRoles(t *testing.T, ns string, roles map[string]string) error {
+	t.Helper()
+	for name, role := range roles {
+		p := &corev1.Pod{}
+		if err := get(t, ns, name, p); err != nil {
+			return err
+		}
+		if p.Labels[v1alpha1.LabelRole] != role {
+			return fmt.Errorf("%s labelled %q, want %s", name, p.Labels[v1alpha1.LabelRole], role)
+		}
+	}
+	return nil
 }
 
 // TestFailoverBlockedWhenEveryReplicaLags: no replica within
