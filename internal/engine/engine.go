@@ -228,6 +228,14 @@ type Server interface {
 	Err() error
 }
 
+// Repointer is a Server whose replica can follow another primary without
+// a restart.
+type Repointer interface {
+	// Repoint makes the running replica follow the primary at host and
+	// port; on an error it follows what it did before, or nothing.
+	Repoint(ctx context.Context, host string, port int) error
+}
+
 var engines = map[string]Engine{}
 
 // Register makes an engine available by name. Engine packages call it from

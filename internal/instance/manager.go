@@ -161,6 +161,29 @@ func (m *manager) run(ctx context.Context) error {
 	}
 }
 
+// repoint makes a running replica follow the assignment's primary without
+// a restart, where the server can (engine.Repointer), and reports whether
+// it did; otherwise the replica restarts.
+func (m *manager) repoint(ctx context.Context, srv engine.Server, a Assignment) bool {
+	r, ok := srv.(engine.Repointer)
+	if !ok {
+		return false
+	}
+	port := a.PrimaryPort
+	if port == 0 {
+		port = m.o.Config.PrimaryPort
+	}
+	if err := r.Repoint(ctx, a.PrimaryHost, port); err != nil {
+		m.log.Warn("following the new primary without a restart failed: restarting", "primary", a.PrimaryHost, "error", err)
+		return false
+	}
+	m.mu.Lock()
+	m.host = a.PrimaryHost
+	m.mu.Unlock()
+	m.log.Info("following a new primary", "primary", a.PrimaryHost)
+	return true
+}
+
 // errServerStart: the server did not start.
 var errServerStart = errors.New("starting the server")
 
@@ -187,6 +210,8 @@ func (m *manager) step(ctx context.Context) error {
 		return nil // running as assigned
 	case srv != nil && role == engine.RoleReplica && want == engine.RolePrimary:
 		m.promote(ctx, srv)
+		return nil
+	case srv != nil && role == engine.RoleReplica && m.repoint(ctx, srv, *a):
 		return nil
 	case srv != nil:
 		// A primary demoted, or a replica of another primary: stop, then

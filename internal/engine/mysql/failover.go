@@ -42,6 +42,8 @@ type GTIDEngine struct {
 
 var _ engine.Failover = (*GTIDEngine)(nil)
 
+var _ engine.Repointer = (*Server)(nil)
+
 // replicaNetTimeout is the replicas' slave_net_timeout, with the primary's
 // heartbeat every heartbeatPeriod.
 const (
@@ -115,6 +117,29 @@ func (e *GTIDEngine) Promote(ctx context.Context, s engine.Server) error {
 	srv.cfg.PrimaryHost, srv.cfg.PrimaryPort = "", 0
 	srv.mu.Unlock()
 	return srv.primarySync(ctx)
+}
+
+// Repoint makes a running MariaDB replica follow the primary at host and
+// port by GTID, from where it is, without a restart (engine.Repointer).
+// MySQL, which follows ordinal 0 for good, has no use for it.
+func (s *Server) Repoint(ctx context.Context, host string, port int) error {
+	if !s.e.f.gtid {
+		return errors.New("only a replica following by GTID is re-pointed")
+	}
+	if s.role() != engine.RoleReplica {
+		return errors.New("not a replica")
+	}
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	cfg.PrimaryHost, cfg.PrimaryPort = host, port
+	if err := s.e.withConn(ctx, s.db, cfg, func(conn *sql.Conn) error { return s.e.follow(ctx, conn, cfg) }); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.cfg.PrimaryHost, s.cfg.PrimaryPort = host, port
+	s.mu.Unlock()
+	return nil
 }
 
 // Rejoin points a stopped data directory, a former primary's or a

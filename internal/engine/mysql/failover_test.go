@@ -84,6 +84,16 @@ func TestSwitchoverAndRejoinByGTID(t *testing.T) {
 	if r, err := e.IsReplica(b); err != nil || !r {
 		t.Fatalf("IsReplica(replica) = %v, %v", r, err)
 	}
+	// A second replica, which follows the new primary without a restart.
+	c := newServerConfig(t, 3)
+	c.Superuser, c.Owner, c.Replication = a.Superuser, a.Owner, a.Replication
+	c.PrimaryHost, c.PrimaryPort = "127.0.0.1", a.Port
+	writeConfig(t, e.Engine, c, engine.Tuning{MemoryBytes: 512 * mib, Port: c.Port})
+	if err := e.InitReplica(ctx, c); err != nil {
+		t.Fatalf("InitReplica: %v", err)
+	}
+	sc := startServer(ctx, t, e.Engine, c)
+	eventually(t, 30*time.Second, "row 2 on the second replica", has(c, 2))
 	if r, err := e.IsReplica(a); err != nil || r {
 		t.Fatalf("IsReplica(primary) = %v, %v", r, err)
 	}
@@ -108,6 +118,18 @@ func TestSwitchoverAndRejoinByGTID(t *testing.T) {
 	newPrimary := b
 	newPrimary.PrimaryHost, newPrimary.PrimaryPort = "", 0
 	exec(newPrimary, "INSERT INTO items VALUES (3)")
+	if err := sc.(*Server).Repoint(ctx, "127.0.0.1", b.Port); err != nil {
+		t.Fatalf("Repoint: %v", err)
+	}
+	eventually(t, 30*time.Second, "row 3 on the re-pointed replica", has(c, 3))
+	select {
+	case <-sc.Done():
+		t.Fatal("the re-pointed replica's server exited")
+	default:
+	}
+	if st := sc.Status(ctx); st.Role != engine.RoleReplica || !st.Ready {
+		t.Fatalf("re-pointed status = %+v", st)
+	}
 
 	// The former primary follows the new one from its own position.
 	a.PrimaryHost, a.PrimaryPort = "127.0.0.1", b.Port
