@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -111,9 +112,20 @@ func (r *Reconciler) replaceStuckPods(ctx context.Context, db *v1alpha1.Database
 	return nil
 }
 
-// labelPatch is a role label patched onto a pod, and the pod's version
-// it was patched from.
-type labelPatch struct{ role, from string }
+// labelPatch is a role label patched onto a pod, the pod's version it was
+// patched from and the version the patch made.
+type labelPatch struct{ role, from, to string }
+
+// cacheBehind reports whether the cached pod predates the patch l, so
+// that it cannot show the label yet: its version is the one patched from,
+// or older than the one the patch made.
+func (l labelPatch) cacheBehind(pod *corev1.Pod) bool {
+	if pod.ResourceVersion == l.from {
+		return true
+	}
+	c, err := resourceversion.CompareResourceVersion(pod.ResourceVersion, l.to)
+	return err == nil && c < 0
+}
 
 // labelRoles puts the steward.dev/role label on every pod of the Database,
 // which the read-write and read-only Services select on.
@@ -127,11 +139,11 @@ func (r *Reconciler) labelRoles(ctx context.Context, db *v1alpha1.Database, pods
 			continue
 		}
 		// A pod labelled a moment ago may still lack the label in the
-		// cache: patching the same version again would be a wasted
-		// write. Any newer version of the pod, though, is judged afresh:
-		// it may carry another label since (one a reconcile on an older
-		// copy of the Database put there).
-		if l, ok := r.labelled.Load(key); ok && l.(labelPatch) == (labelPatch{role: role, from: pod.ResourceVersion}) {
+		// cache: patching it again would be a wasted write. A version of
+		// the pod newer than the patch, though, is judged afresh: it may
+		// carry another label since (one a reconcile on an older copy of
+		// the Database put there).
+		if l, ok := r.labelled.Load(key); ok && l.(labelPatch).role == role && l.(labelPatch).cacheBehind(pod) {
 			continue
 		}
 		if !pod.DeletionTimestamp.IsZero() {
@@ -142,7 +154,7 @@ func (r *Reconciler) labelRoles(ctx context.Context, db *v1alpha1.Database, pods
 		if err := r.Client.Patch(ctx, pod, client.RawPatch(client.Merge.Type(), patch)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("labelling pod %s as %s: %w", pod.Name, role, err)
 		}
-		r.labelled.Store(key, labelPatch{role: role, from: from})
+		r.labelled.Store(key, labelPatch{role: role, from: from, to: pod.ResourceVersion})
 	}
 	return nil
 }
