@@ -137,18 +137,25 @@ func moveLeaderOff(t *testing.T, node string) {
 		if err != nil {
 			return fmt.Errorf("reading the leader election lease: %w", err)
 		}
-		if holder == "" {
+		pod, _, _ := strings.Cut(holder, "_")
+		if pod == "" {
 			return errors.New("no leader yet")
 		}
-		l := leaderPod(t)
-		if l.node != node {
+		// The holder may have changed since: its pod is read, not
+		// required to exist.
+		on, err := devenv.Kubectl(t.Context(), cluster, nil, "get", "--namespace="+devenv.OperatorNamespace,
+			"pod/"+pod, "-o", "jsonpath={.spec.nodeName}")
+		if err != nil {
+			return fmt.Errorf("the leader's pod %s: %w", pod, err)
+		}
+		if strings.TrimSpace(on) != node {
 			return nil
 		}
-		if !deleted[l.pod] {
-			kubectl(t, "delete", "pod", "--namespace="+devenv.OperatorNamespace, l.pod, "--wait=false")
-			deleted[l.pod] = true
+		if !deleted[pod] {
+			kubectl(t, "delete", "pod", "--namespace="+devenv.OperatorNamespace, pod, "--wait=false")
+			deleted[pod] = true
 		}
-		return fmt.Errorf("the leader %s runs on %s", l.pod, node)
+		return fmt.Errorf("the leader %s runs on %s", pod, node)
 	})
 }
 
