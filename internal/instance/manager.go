@@ -151,7 +151,6 @@ func (m *manager) run(ctx context.Context) error {
 		case <-tick.C:
 			if srv != nil {
 				hash = m.reloadIfChanged(ctx, srv, hash)
-				m.fenceIfLeaseRanOut(ctx, srv)
 			}
 		case <-fence.C:
 			if srv != nil {

@@ -340,11 +340,11 @@ func (r *Reconciler) assignAll(ctx context.Context, db *v1alpha1.Database, v vie
 			err := r.instances().Assign(ctx, m.pod, token, a)
 			mu.Lock()
 			defer mu.Unlock()
-			switch {
-			case err != nil:
+			if err != nil {
 				again = time.Second
 				return
-			case m.name == v.primary:
+			}
+			if m.name == v.primary {
 				mem := r.memoryOf(db.UID)
 				mem.mu.Lock()
 				mem.lastAck = time.Now()

@@ -91,19 +91,10 @@ func (e *Engine) Rejoin(ctx context.Context, cfg engine.Config) error {
 // point on that timeline, and its server refuses to start ("requested
 // timeline N does not contain minimum recovery point ... on timeline M").
 func checkpointSource(ctx context.Context, cfg engine.Config) error {
-	cc, err := pgx.ParseConfig("")
+	cc, err := superuserConfig(cfg, cfg.PrimaryHost, primaryPort(cfg), 5*time.Second)
 	if err != nil {
 		return err
 	}
-	cc.Host = cfg.PrimaryHost
-	cc.Port = uint16(primaryPort(cfg))
-	cc.User = cfg.Superuser.Username
-	cc.Password = cfg.Superuser.Password
-	cc.Database = "postgres"
-	cc.ConnectTimeout = 5 * time.Second
-	cc.TLSConfig = nil
-	cc.Fallbacks = nil
-	cc.RuntimeParams = map[string]string{"application_name": "steward"}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	c, err := pgx.ConnectConfig(ctx, cc)

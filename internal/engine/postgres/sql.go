@@ -29,23 +29,34 @@ import (
 	"github.com/steward-dev/steward/internal/engine"
 )
 
-// connect opens a connection as the superuser over the Unix socket.
-func (s *server) connect(ctx context.Context, timeout time.Duration) (*pgx.Conn, error) {
+// superuserConfig is a connection as the superuser to database postgres
+// at host (a socket directory or an address) and port.
+func superuserConfig(cfg engine.Config, host string, port int, timeout time.Duration) (*pgx.ConnConfig, error) {
 	cc, err := pgx.ParseConfig("")
 	if err != nil {
 		return nil, err
 	}
-	cc.Host = s.cfg.RunDir
-	cc.Port = uint16(port(s.cfg))
-	cc.User = s.cfg.Superuser.Username
-	cc.Password = s.cfg.Superuser.Password
+	cc.Host = host
+	cc.Port = uint16(port)
+	cc.User = cfg.Superuser.Username
+	cc.Password = cfg.Superuser.Password
 	cc.Database = "postgres"
 	cc.ConnectTimeout = timeout
 	cc.TLSConfig = nil
 	cc.Fallbacks = nil
+	cc.RuntimeParams = map[string]string{"application_name": "steward"}
+	return cc, nil
+}
+
+// connect opens a connection as the superuser over the Unix socket.
+func (s *server) connect(ctx context.Context, timeout time.Duration) (*pgx.Conn, error) {
+	cc, err := superuserConfig(s.cfg, s.cfg.RunDir, port(s.cfg), timeout)
+	if err != nil {
+		return nil, err
+	}
 	// The manager's own writes (users at every start) must not wait for
 	// synchronous replicas, which clone the primary only once it is ready.
-	cc.RuntimeParams = map[string]string{"application_name": "steward", "synchronous_commit": "local"}
+	cc.RuntimeParams["synchronous_commit"] = "local"
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return pgx.ConnectConfig(ctx, cc)
