@@ -46,6 +46,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Cache{}, &CacheList{},
 		&AppConfig{}, &AppConfigList{},
 		&AppStack{}, &AppStackList{},
+		&WorkloadPolicy{}, &WorkloadPolicyList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
