@@ -77,6 +77,9 @@ func run() error {
 	opts := manager.DefaultOptions()
 	fs := flag.CommandLine
 	fs.StringVar(&opts.MetricsAddr, "metrics-bind-address", opts.MetricsAddr, `Address of the /metrics endpoint; "0" turns it off.`)
+	fs.BoolVar(&opts.MetricsSecure, "metrics-secure", opts.MetricsSecure, "Serve /metrics over HTTPS, only to callers whose bearer token the API server authenticates and allows to get the non-resource URL /metrics; false serves plain HTTP to anyone.")
+	fs.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", opts.MetricsCertDir, "Directory of the metrics server's tls.crt and tls.key, reloaded when they change; empty or without them, a self-signed certificate is generated at each start.")
+	fs.BoolVar(&opts.EnableHTTP2, "enable-http2", opts.EnableHTTP2, "Let the metrics and webhook servers speak HTTP/2; off, they speak HTTP/1.1 only.")
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", opts.ProbeAddr, `Address of /healthz and /readyz; "0" turns them off.`)
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "Elect a leader so that only one replica reconciles.")
 	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", opts.LeaderElectionID, "Name of the leader election Lease.")

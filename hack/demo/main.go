@@ -272,8 +272,8 @@ func (d *demo) runKwok(ctx context.Context, cfg config) (err error) {
 		return err
 	}
 	if cfg.keep {
-		fmt.Printf("Everything keeps running. In another shell:\n\n  export KUBECONFIG=%s\n  %s get steward,statefulsets,deployments,services,pvc,pods\n\nMetrics: %s\nPress Ctrl-C to stop.\n\n",
-			cluster.Kubeconfig(), cluster.KubectlPath(), operator.MetricsURL)
+		fmt.Printf("Everything keeps running. In another shell:\n\n  export KUBECONFIG=%s\n  %s get steward,statefulsets,deployments,services,pvc,pods\n\nMetrics:\n\n  curl -k -H \"Authorization: Bearer $(%s create token %s)\" %s\n\nPress Ctrl-C to stop.\n\n",
+			cluster.Kubeconfig(), cluster.KubectlPath(), cluster.KubectlPath(), devenv.MetricsScraper, operator.MetricsURL)
 		<-ctx.Done()
 		return nil
 	}

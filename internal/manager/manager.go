@@ -20,6 +20,7 @@ package manager
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"time"
@@ -39,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -58,6 +60,20 @@ import (
 type Options struct {
 	// MetricsAddr is where /metrics is served; "0" turns it off.
 	MetricsAddr string
+	// MetricsSecure serves /metrics over HTTPS to callers that present a
+	// bearer token which the API server authenticates (TokenReview) and
+	// authorises for a GET of the non-resource URL /metrics
+	// (SubjectAccessReview). Off, /metrics is plain HTTP for anyone.
+	MetricsSecure bool
+	// MetricsCertDir holds the metrics server's tls.crt and tls.key, which
+	// are reloaded when they change; without them the server generates a
+	// self-signed certificate at each start.
+	MetricsCertDir string
+	// EnableHTTP2 lets the metrics and webhook servers speak HTTP/2. Off by
+	// default: HTTP/1.1 is enough for both, and HTTP/2 servers have had
+	// denial-of-service flaws (Rapid Reset, CVE-2023-44487) that HTTP/1.1
+	// servers did not.
+	EnableHTTP2 bool
 	// ProbeAddr is where /healthz and /readyz are served; "0" turns them off.
 	ProbeAddr string
 
@@ -127,7 +143,8 @@ const DefaultAppConfigResync = 2 * time.Minute
 // DefaultOptions are the flags' defaults.
 func DefaultOptions() Options {
 	return Options{
-		MetricsAddr:             ":8080",
+		MetricsAddr:             ":8443",
+		MetricsSecure:           true,
 		ProbeAddr:               ":8081",
 		LeaderElection:          true,
 		LeaderElectionID:        "steward.steward.dev",
@@ -184,6 +201,8 @@ func managedKinds() []client.Object {
 }
 
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // New builds the manager with every controller registered.
@@ -198,14 +217,14 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		byObject[obj] = cache.ByObject{Label: labels.ManagedSelector()}
 	}
 
-	webhooks, err := webhookServer(cfg, opts.Webhook)
+	webhooks, err := webhookServer(cfg, opts.Webhook, opts.EnableHTTP2)
 	if err != nil {
 		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		WebhookServer:                 webhooks,
 		Scheme:                        Scheme(),
-		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                       metricsOptions(opts),
 		HealthProbeBindAddress:        opts.ProbeAddr,
 		LeaderElection:                opts.LeaderElection,
 		LeaderElectionID:              opts.LeaderElectionID,
@@ -304,6 +323,31 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("setting up the AppStack controller: %w", err)
 	}
 	return mgr, nil
+}
+
+// metricsOptions serve /metrics: over HTTPS with the API server's
+// authentication and authorisation when opts.MetricsSecure, else plain.
+func metricsOptions(opts Options) metricsserver.Options {
+	m := metricsserver.Options{BindAddress: opts.MetricsAddr}
+	if !opts.MetricsSecure {
+		return m
+	}
+	m.SecureServing = true
+	m.FilterProvider = filters.WithAuthenticationAndAuthorization
+	m.TLSOpts = tlsOptions(opts.EnableHTTP2)
+	if opts.MetricsCertDir != "" {
+		m.CertDir = opts.MetricsCertDir
+	}
+	return m
+}
+
+// tlsOptions turn HTTP/2 off unless enableHTTP2: the servers then offer
+// only HTTP/1.1 in ALPN.
+func tlsOptions(enableHTTP2 bool) []func(*tls.Config) {
+	if enableHTTP2 {
+		return nil
+	}
+	return []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
 }
 
 // informersSynced is ready once the cache has synced, so a new replica is

@@ -82,7 +82,7 @@ func podNamespace() string {
 
 // webhookServer provisions the serving certificate if needed and returns
 // the server, or nil when the webhooks are off.
-func webhookServer(cfg *rest.Config, opts WebhookOptions) (ctrlwebhook.Server, error) {
+func webhookServer(cfg *rest.Config, opts WebhookOptions, enableHTTP2 bool) (ctrlwebhook.Server, error) {
 	if opts.Port == 0 {
 		return nil, nil
 	}
@@ -111,7 +111,9 @@ func webhookServer(cfg *rest.Config, opts WebhookOptions) (ctrlwebhook.Server, e
 	if _, err := p.Ensure(ctx); err != nil {
 		return nil, err
 	}
-	return ctrlwebhook.NewServer(ctrlwebhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir}), nil
+	return ctrlwebhook.NewServer(ctrlwebhook.Options{
+		Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir, TLSOpts: tlsOptions(enableHTTP2),
+	}), nil
 }
 
 // setupWebhooks registers the webhooks and a ready check that passes once

@@ -222,7 +222,7 @@ func (c controllerWork) minus(before controllerWork) controllerWork {
 // scrapeController reads a controller's work from the operator's metrics.
 func scrapeController(ctx context.Context, op *devenv.Operator, name string) (controllerWork, error) {
 	var c controllerWork
-	body, err := devenv.Get(ctx, op.MetricsURL)
+	body, err := op.Metrics(ctx)
 	if err != nil {
 		return c, err
 	}

@@ -43,7 +43,7 @@ var labelRE = regexp.MustCompile(`(\w+)="([^"]*)"`)
 
 // scrapeRequests reads steward_api_requests_total from the operator.
 func scrapeRequests(ctx context.Context, op *devenv.Operator) (requestCounts, error) {
-	body, err := devenv.Get(ctx, op.MetricsURL)
+	body, err := op.Metrics(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func sampleMemory(ctx context.Context, op *devenv.Operator) (memSample, error) {
 			m.peakRSSHWM = kb / 1024
 		}
 	}
-	body, err := devenv.Get(ctx, op.MetricsURL)
+	body, err := op.Metrics(ctx)
 	if err != nil {
 		return m, err
 	}

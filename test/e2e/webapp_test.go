@@ -18,7 +18,9 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -96,16 +98,42 @@ func TestWebAppLifecycle(t *testing.T) {
 }
 
 // TestOperatorEndpoints checks the probes and the metrics a platform team
-// scrapes.
+// scrapes: over HTTPS only, to callers the API server authenticates and
+// allows to read /metrics, and without HTTP/2.
 func TestOperatorEndpoints(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, path := range []string{"/healthz", "/readyz"} {
 		if _, err := devenv.Get(ctx, operator.ProbeURL+path); err != nil {
 			t.Errorf("%s: %v", path, err)
 		}
 	}
-	body, err := devenv.Get(ctx, operator.MetricsURL)
+
+	if _, err := devenv.Get(ctx, strings.Replace(operator.MetricsURL, "https:", "http:", 1)); err == nil {
+		t.Error("/metrics answered plain HTTP")
+	}
+	if code, body, err := devenv.GetMetrics(ctx, operator.MetricsURL, ""); err != nil || code != http.StatusUnauthorized {
+		t.Errorf("/metrics without a token answered %d %q (%v), want 401", code, body, err)
+	}
+	kubectl(t, "", "create", "serviceaccount", "e2e-not-a-scraper", "--namespace=default")
+	token, err := devenv.ServiceAccountToken(ctx, cluster, "default", "e2e-not-a-scraper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body, err := devenv.GetMetrics(ctx, operator.MetricsURL, token); err != nil || code != http.StatusForbidden {
+		t.Errorf("/metrics with the token of a ServiceAccount not bound to steward-metrics-reader answered %d %q (%v), want 403", code, body, err)
+	}
+	conn, err := tls.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(operator.MetricsURL, "https://"), "/metrics"),
+		&tls.Config{NextProtos: []string{"h2", "http/1.1"}, InsecureSkipVerify: true}) //nolint:gosec // the operator's self-signed certificate
+	if err != nil {
+		t.Fatal(err)
+	}
+	if proto := conn.ConnectionState().NegotiatedProtocol; proto == "h2" {
+		t.Errorf("the metrics server speaks HTTP/2")
+	}
+	_ = conn.Close()
+
+	body, err := operator.Metrics(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

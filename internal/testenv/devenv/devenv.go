@@ -88,8 +88,11 @@ func BuildOperator(ctx context.Context, dir string) (string, error) {
 type Operator struct {
 	cmd  *exec.Cmd
 	done chan error
-	// MetricsURL is the operator's /metrics endpoint.
+	// MetricsURL is the operator's /metrics endpoint, served over HTTPS to
+	// callers with a bearer token allowed to read it (see Metrics).
 	MetricsURL string
+	// metricsToken is MetricsScraper's token.
+	metricsToken string
 	// ProbeURL is the base URL of /healthz and /readyz.
 	ProbeURL string
 	// PID is the operator's process id.
@@ -116,6 +119,10 @@ func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, 
 	if err := registerWebhooks(ctx, c, webhookPort); err != nil {
 		return nil, err
 	}
+	token, err := metricsToken(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	args = append([]string{
 		"--kubeconfig=" + c.Kubeconfig(),
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
@@ -138,11 +145,12 @@ func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, 
 		return nil, fmt.Errorf("starting the operator: %w", err)
 	}
 	o := &Operator{
-		cmd:        cmd,
-		done:       make(chan error, 1),
-		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
-		ProbeURL:   fmt.Sprintf("http://127.0.0.1:%d", probePort),
-		PID:        cmd.Process.Pid,
+		cmd:          cmd,
+		done:         make(chan error, 1),
+		MetricsURL:   fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort),
+		metricsToken: token,
+		ProbeURL:     fmt.Sprintf("http://127.0.0.1:%d", probePort),
+		PID:          cmd.Process.Pid,
 	}
 	go func() { o.done <- cmd.Wait() }()
 

@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package devenv
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
+)
+
+// MetricsScraper is the ServiceAccount (in the default namespace) that the
+// local operator's /metrics is read as: bound to config/rbac's
+// steward-metrics-reader, as a Prometheus would be.
+const MetricsScraper = "steward-metrics-scraper"
+
+// scraperRBAC binds MetricsScraper to the role users bind their scraper to.
+const scraperRBAC = `apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: ` + MetricsScraper + `
+  namespace: default
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: ` + MetricsScraper + `
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: steward-metrics-reader
+subjects:
+  - kind: ServiceAccount
+    name: ` + MetricsScraper + `
+    namespace: default
+`
+
+// ServiceAccountToken returns a token of the ServiceAccount namespace/name,
+// valid for a day.
+func ServiceAccountToken(ctx context.Context, c *localcluster.Cluster, namespace, name string) (string, error) {
+	out, err := Kubectl(ctx, c, nil, "create", "token", name, "--namespace", namespace, "--duration=24h")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// metricsToken sets up MetricsScraper and returns its token.
+func metricsToken(ctx context.Context, c *localcluster.Cluster) (string, error) {
+	if _, err := Kubectl(ctx, c, nil, "apply", "--server-side", "-f", "config/rbac/metrics_reader_role.yaml"); err != nil {
+		return "", fmt.Errorf("installing the metrics reader role: %w", err)
+	}
+	if _, err := Kubectl(ctx, c, []byte(scraperRBAC), "apply", "--server-side", "-f", "-"); err != nil {
+		return "", fmt.Errorf("creating the metrics scraper: %w", err)
+	}
+	return ServiceAccountToken(ctx, c, "default", MetricsScraper)
+}
+
+// Metrics reads the operator's /metrics as MetricsScraper.
+func (o *Operator) Metrics(ctx context.Context) (string, error) {
+	code, body, err := GetMetrics(ctx, o.MetricsURL, o.metricsToken)
+	if err != nil {
+		return "", err
+	}
+	if code != http.StatusOK {
+		return "", fmt.Errorf("%s answered %d: %s", o.MetricsURL, code, body)
+	}
+	return body, nil
+}
+
+// GetMetrics fetches an operator's /metrics over HTTPS with the bearer
+// token (none when empty) and returns the status code and body. The
+// operator's certificate is self-signed and not checked: the operator runs
+// on loopback here.
+func GetMetrics(ctx context.Context, url, token string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // a self-signed certificate on loopback
+	}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, "", fmt.Errorf("reading %s: %w", url, err)
+	}
+	return resp.StatusCode, string(body), nil
+}
