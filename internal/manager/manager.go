@@ -257,6 +257,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := setupWebhooks(mgr, opts.Webhook); err != nil {
 		return nil, err
 	}
+	if err := metrics.RegisterConditions(mgr.GetCache()); err != nil {
+		return nil, err
+	}
 
 	err = (&webapp.Reconciler{
 		Client:          mgr.GetClient(),

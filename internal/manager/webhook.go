@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/webhook"
 	"github.com/steward-dev/steward/internal/webhook/servingcert"
 )
@@ -109,6 +110,9 @@ func webhookServer(cfg *rest.Config, opts WebhookOptions, enableHTTP2 bool) (ctr
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := p.Ensure(ctx); err != nil {
+		return nil, err
+	}
+	if err := metrics.RegisterWebhookCertificate(filepath.Join(opts.CertDir, servingcert.CertName)); err != nil {
 		return nil, err
 	}
 	return ctrlwebhook.NewServer(ctrlwebhook.Options{

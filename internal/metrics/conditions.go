@@ -1,0 +1,94 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+)
+
+// conditionsCollector exports, for every Steward object with a problem
+// condition (v1alpha1.ProblemConditions) that is True, the time it turned
+// True. Only objects with a problem have series, so the count stays small;
+// the alerts compare the value with time().
+type conditionsCollector struct {
+	reader client.Reader
+	desc   *prometheus.Desc
+}
+
+// RegisterConditions exports steward_condition_true_since_timestamp_seconds
+// from reader (the informer cache, at scrape time). Registering it again, as
+// a second manager in one process does, is not an error.
+func RegisterConditions(reader client.Reader) error {
+	err := ctrlmetrics.Registry.Register(&conditionsCollector{
+		reader: reader,
+		desc: prometheus.NewDesc("steward_condition_true_since_timestamp_seconds",
+			"Unix time since which a problem condition (Degraded, Stalled, BackupStale) of a Steward object has been True; only objects with such a condition have series.",
+			[]string{"kind", "namespace", "name", "condition", "reason"}, nil),
+	})
+	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
+		return fmt.Errorf("registering the condition metric: %w", err)
+	}
+	return nil
+}
+
+func (c *conditionsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *conditionsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	kinds := v1alpha1.ConditionedKinds()
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, kind := range names {
+		list := kinds[kind]()
+		if err := c.reader.List(ctx, list); err != nil {
+			ch <- prometheus.NewInvalidMetric(c.desc, fmt.Errorf("listing %ss: %w", kind, err))
+			continue
+		}
+		_ = meta.EachListItem(list, func(o runtime.Object) error {
+			obj, ok := o.(v1alpha1.Conditioned)
+			if !ok {
+				return nil
+			}
+			for _, cond := range obj.GetConditions() {
+				if cond.Status != "True" || !slices.Contains(v1alpha1.ProblemConditions, cond.Type) {
+					continue
+				}
+				ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue,
+					float64(cond.LastTransitionTime.Unix()),
+					kind, obj.GetNamespace(), obj.GetName(), cond.Type, cond.Reason)
+			}
+			return nil
+		})
+	}
+}
