@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -46,6 +47,8 @@ import (
 // ValidatingAdmissionPolicy of config/policy, and nothing else: no
 // operator, no webhook.
 var k8s client.Client
+
+var cfg *rest.Config
 
 // enforceTimeout bounds the wait for the API server to enforce a new
 // ValidatingAdmissionPolicy, WorkloadPolicy or namespace label: its
@@ -77,6 +80,7 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
+	cfg = env.Config
 	k8s, err = client.New(env.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
