@@ -333,8 +333,11 @@ func expectVerdict(t *testing.T, err error, want, goSays string) {
 		if got := refusal(err); got != want {
 			t.Errorf("refused with\n%v\nwant the message\n%s", err, want)
 		}
-		if !apierrors.IsInvalid(err) {
-			t.Errorf("reason %s, want Invalid", apierrors.ReasonForError(err))
+		// Forbidden, as Pod Security admission answers: the object is
+		// valid, the policy forbids it. kubectl prints "Error from server
+		// (Forbidden): ... is forbidden: ValidatingAdmissionPolicy ...".
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("reason %s, want Forbidden", apierrors.ReasonForError(err))
 		}
 	}
 	if goSays != want {
