@@ -10,6 +10,9 @@ HELM_VERSION ?= v3.22.0
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+# promtool checks and unit-tests the chart's alert rules (test/monitoring).
+PROMETHEUS_VERSION ?= v0.316.0
+PROMTOOL ?= $(LOCALBIN)/promtool-$(PROMETHEUS_VERSION)
 CHART ?= charts/steward
 # The control-plane binaries: etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl and kwok (see hack/kube-bins.sh).
@@ -49,6 +52,10 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and the webhook configuratio
 argocd-snippet: ## Write config/argocd/argocd-cm-health.yaml from the chart's Argo CD health script.
 	hack/argocd-snippet.sh
 
+.PHONY: monitoring
+monitoring: $(HELM) ## Write config/prometheus and config/grafana from the Helm chart's ServiceMonitor, PrometheusRule and dashboard.
+	HELM=$(HELM) hack/monitoring.sh
+
 .PHONY: fmt
 fmt: ## Run gofmt.
 	gofmt -s -w $$(git ls-files '*.go')
@@ -63,7 +70,7 @@ lint: $(GOLANGCI_LINT) $(HELM) ## Run golangci-lint and helm lint.
 	$(HELM) lint --strict $(CHART)
 
 .PHONY: verify
-verify: generate manifests argocd-snippet ## Fail when generated files or formatting are out of date.
+verify: generate manifests argocd-snippet monitoring ## Fail when generated files or formatting are out of date.
 	@test -z "$$(gofmt -s -l $$(git ls-files '*.go'))" || { gofmt -s -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	@git diff --exit-code -- api config $(CHART) || { echo "generated files are out of date: run make generate manifests"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config $(CHART))" || { git status --porcelain -- api config $(CHART); echo "untracked generated files"; exit 1; }
@@ -72,8 +79,8 @@ verify: generate manifests argocd-snippet ## Fail when generated files or format
 # test builds the operator first: the end-to-end tests and the benchmark
 # build it again, and find it in the build cache instead of compiling it
 # while other packages' tests run.
-test: kube-bins $(HELM) azurite build real-node ## Run all tests: unit, envtest, end to end on local clusters with fake and, as root, real nodes.
-	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) go test $(GO_TEST_FLAGS) ./...
+test: kube-bins $(HELM) $(PROMTOOL) azurite build real-node ## Run all tests: unit, envtest, end to end on local clusters with fake and, as root, real nodes.
+	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) PROMTOOL=$(PROMTOOL) go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-servers
 test-servers: ## Install PostgreSQL, MariaDB, Redis and memcached from Debian's packages for the tests (needs root or sudo).
@@ -164,6 +171,12 @@ $(CONTROLLER_GEN):
 $(HELM):
 	GOBIN=$(LOCALBIN)/.tmp go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 	mv $(LOCALBIN)/.tmp/helm $@
+
+# Without the service discovery plugins, which promtool's rule checks and
+# tests do not use: a third of the build.
+$(PROMTOOL):
+	GOBIN=$(LOCALBIN)/.tmp go install -tags remove_all_sd github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION)
+	mv $(LOCALBIN)/.tmp/promtool $@
 
 $(GOLANGCI_LINT):
 	GOBIN=$(LOCALBIN)/.tmp go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)

@@ -22,6 +22,7 @@ import (
 )
 
 // Conditioned is a Steward object with status conditions: every kind.
+// +kubebuilder:object:generate=false
 type Conditioned interface {
 	client.Object
 	// GetConditions returns status.conditions.

@@ -18,7 +18,6 @@ package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // Per-Backup metrics, labelled with the Backup's namespace and name.
@@ -42,7 +41,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(BackupLastSuccess, BackupDuration, BackupBytes, BackupFailures)
+	mustRegister(BackupLastSuccess, BackupDuration, BackupBytes, BackupFailures)
 }
 
 // ForgetBackup removes a deleted Backup's series.

@@ -27,16 +27,20 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
+var certificateOpts = prometheus.GaugeOpts{
+	Name: "steward_webhook_certificate_expiry_timestamp_seconds",
+	Help: "Unix time at which the webhook server's serving certificate expires; 0 when it cannot be read.",
+}
+
+var certificateDesc = prometheus.NewDesc(certificateOpts.Name, certificateOpts.Help, nil, nil)
+
 // RegisterWebhookCertificate exports
 // steward_webhook_certificate_expiry_timestamp_seconds, the end of validity
 // of the certificate in the PEM file certFile, read at every scrape so that a
 // certificate renewed on disk (by cert-manager, say) is seen. Registering it
 // again is not an error.
 func RegisterWebhookCertificate(certFile string) error {
-	err := ctrlmetrics.Registry.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "steward_webhook_certificate_expiry_timestamp_seconds",
-		Help: "Unix time at which the webhook server's serving certificate expires; 0 when it cannot be read.",
-	}, func() float64 {
+	err := ctrlmetrics.Registry.Register(prometheus.NewGaugeFunc(certificateOpts, func() float64 {
 		notAfter, err := CertificateNotAfter(certFile)
 		if err != nil {
 			return 0

@@ -42,16 +42,15 @@ type conditionsCollector struct {
 	desc   *prometheus.Desc
 }
 
+var conditionsDesc = prometheus.NewDesc("steward_condition_true_since_timestamp_seconds",
+	"Unix time since which a problem condition (Degraded, Stalled, BackupStale) of a Steward object has been True; only objects with such a condition have series.",
+	[]string{"kind", "namespace", "name", "condition", "reason"}, nil)
+
 // RegisterConditions exports steward_condition_true_since_timestamp_seconds
 // from reader (the informer cache, at scrape time). Registering it again, as
 // a second manager in one process does, is not an error.
 func RegisterConditions(reader client.Reader) error {
-	err := ctrlmetrics.Registry.Register(&conditionsCollector{
-		reader: reader,
-		desc: prometheus.NewDesc("steward_condition_true_since_timestamp_seconds",
-			"Unix time since which a problem condition (Degraded, Stalled, BackupStale) of a Steward object has been True; only objects with such a condition have series.",
-			[]string{"kind", "namespace", "name", "condition", "reason"}, nil),
-	})
+	err := ctrlmetrics.Registry.Register(&conditionsCollector{reader: reader, desc: conditionsDesc})
 	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
 		return fmt.Errorf("registering the condition metric: %w", err)
 	}

@@ -18,7 +18,6 @@ package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // Database replication metrics.
@@ -47,7 +46,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(ReplicationLag, ReplicationLagTransactions, RoleChanges, RoleChangeWriteGap)
+	mustRegister(ReplicationLag, ReplicationLagTransactions, RoleChanges, RoleChangeWriteGap)
 }
 
 // ForgetDatabase removes a deleted Database's series.

@@ -40,7 +40,7 @@ var TimeToFirstReady = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 }, []string{"kind"})
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(TimeToFirstReady)
+	mustRegister(TimeToFirstReady)
 }
 
 // ObserveFirstReady records that an object of kind created at created just

@@ -22,7 +22,6 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
 // APIRequests counts the operator's requests to the API server by verb
@@ -34,7 +33,7 @@ var APIRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 }, []string{"verb", "resource", "code"})
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(APIRequests)
+	mustRegister(APIRequests)
 }
 
 // CountRequests wraps a client transport so that every request is counted

@@ -18,12 +18,17 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	certmanagerv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
@@ -45,16 +50,14 @@ func helm(t *testing.T) string {
 	return ""
 }
 
-// TestHelmChart installs the chart's rendered manifests into the cluster:
-// the operator's Deployment rolls out (on kwok's fake nodes no container
-// runs, so this proves the manifests; test/e2e/realnode runs the image), and its
-// ServiceAccount has the permissions the code asks for and no more.
-func TestHelmChart(t *testing.T) {
+// helmTemplate renders the chart as release in namespace.
+func helmTemplate(t *testing.T, release, namespace string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	cmd := exec.CommandContext(ctx, helm(t), append([]string{"template", release, "charts/steward",
+		"--namespace", namespace, "--kube-version", "1.36.3"}, args...)...)
 	var err error
-	cmd := exec.CommandContext(ctx, helm(t), "template", "steward", "charts/steward",
-		"--namespace", "steward-system", "--include-crds", "--set", "image.tag=test", "--kube-version", "1.36.3")
 	cmd.Dir, err = localcluster.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -65,9 +68,18 @@ func TestHelmChart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("helm template: %v: %s", err, stderr.String())
 	}
+	return string(rendered)
+}
+
+// TestHelmChart installs the chart's rendered manifests into the cluster:
+// the operator's Deployment rolls out (on kwok's fake nodes no container
+// runs, so this proves the manifests; test/e2e/realnode runs the image), and its
+// ServiceAccount has the permissions the code asks for and no more.
+func TestHelmChart(t *testing.T) {
+	rendered := helmTemplate(t, "steward", "steward-system", "--include-crds", "--set", "image.tag=test")
 
 	kubectl(t, "", "create", "namespace", "steward-system")
-	kubectl(t, string(rendered), "apply", "--server-side", "-f", "-")
+	kubectl(t, rendered, "apply", "--server-side", "-f", "-")
 	// The webhook configuration sends AppConfig writes to pods that do not
 	// run here (kwok): remove it, or every later AppConfig write fails.
 	t.Cleanup(func() {
@@ -81,6 +93,25 @@ func TestHelmChart(t *testing.T) {
 		if !strings.Contains(args, want) {
 			t.Errorf("operator args %s lack %s", args, want)
 		}
+	}
+
+	for _, want := range []string{"--metrics-secure=true", "--enable-http2=false", "--metrics-bind-address=:8443"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("operator args %s lack %s", args, want)
+		}
+	}
+	// Production defaults: a numeric non-root user, replicas spread over
+	// nodes, one kept through a drain.
+	if got := kubectl(t, "", ns, "get", "deployment", "steward", "-o",
+		"jsonpath={.spec.template.spec.securityContext.runAsUser}/{.spec.template.spec.securityContext.runAsGroup}/{.spec.template.spec.securityContext.runAsNonRoot}"); got != "65532/65532/true" {
+		t.Errorf("pod runAsUser/runAsGroup/runAsNonRoot = %s, want 65532/65532/true", got)
+	}
+	if got := kubectl(t, "", ns, "get", "deployment", "steward", "-o",
+		"jsonpath={.spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey}"); got != "kubernetes.io/hostname" {
+		t.Errorf("soft pod anti-affinity over hostnames missing: %q", got)
+	}
+	if got := kubectl(t, "", ns, "get", "pdb", "steward", "-o", "jsonpath={.spec.minAvailable} {.spec.selector.matchLabels.app\\.kubernetes\\.io/component}"); got != "1 manager" {
+		t.Errorf("PodDisruptionBudget minAvailable and selector = %q, want 1 manager", got)
 	}
 
 	service := kubectl(t, "", ns, "get", "service", "steward-webhook", "-o", "jsonpath={.spec.ports[0].port} {.spec.ports[0].targetPort}")
@@ -127,6 +158,133 @@ func TestHelmChart(t *testing.T) {
 		out, _ := kubectlMayFail(append([]string{"auth", "can-i", sa}, denied...)...)
 		if strings.TrimSpace(out) != "no" {
 			t.Errorf("the operator may %v, which it does not need: %s", denied, out)
+		}
+	}
+}
+
+// TestHelmChartRoles: a namespace editor can create every Steward kind
+// and a viewer can read them, and not Secrets, through the built-in edit
+// and view roles the chart's roles aggregate into.
+func TestHelmChartRoles(t *testing.T) {
+	rendered := helmTemplate(t, "steward", "steward-system", "--show-only", "templates/rbac.yaml")
+	kubectl(t, rendered, "apply", "--server-side", "-f", "-")
+	kubectl(t, "", "create", "namespace", "e2e-team")
+	kubectl(t, "", "create", "rolebinding", "alice-edit", "--clusterrole=edit", "--user=alice", "--namespace=e2e-team")
+	kubectl(t, "", "create", "rolebinding", "bob-view", "--clusterrole=view", "--user=bob", "--namespace=e2e-team")
+	kinds := []string{"webapps", "databases", "caches", "backups", "restores", "appconfigs", "appstacks"}
+	canI := func(user, verb, resource string) string {
+		out, _ := kubectlMayFail("auth", "can-i", "--as="+user, "--namespace=e2e-team", verb, resource)
+		return strings.TrimSpace(out)
+	}
+	// The aggregation controller fills the built-in roles shortly after.
+	eventually(t, 2*time.Minute, func() error {
+		for _, k := range kinds {
+			for _, verb := range []string{"create", "update", "delete"} {
+				if got := canI("alice", verb, k+".steward.dev"); got != "yes" {
+					return fmt.Errorf("a namespace editor may not %s %s: %s", verb, k, got)
+				}
+			}
+			for _, verb := range []string{"get", "list", "watch"} {
+				if got := canI("bob", verb, k+".steward.dev"); got != "yes" {
+					return fmt.Errorf("a namespace viewer may not %s %s: %s", verb, k, got)
+				}
+			}
+		}
+		return nil
+	})
+	for _, k := range kinds {
+		if got := canI("bob", "create", k+".steward.dev"); got != "no" {
+			t.Errorf("a namespace viewer may create %s: %s", k, got)
+		}
+	}
+	for _, verb := range []string{"get", "list"} {
+		if got := canI("bob", verb, "secrets"); got != "no" {
+			t.Errorf("a namespace viewer may %s Secrets: %s", verb, got)
+		}
+	}
+}
+
+// TestHelmChartOptions renders the chart with every optional part on
+// (cert-manager mode, NetworkPolicy, topology spread, hard anti-affinity,
+// ServiceMonitor, PrometheusRule, Grafana dashboard) and has the API server
+// check each object of a built-in kind with a server-side dry run. The
+// cert-manager and Prometheus Operator objects, whose CRDs this cluster
+// lacks, are decoded strictly into those projects' own API types instead.
+func TestHelmChartOptions(t *testing.T) {
+	rendered := helmTemplate(t, "steward", "steward-options",
+		"--set", "image.tag=test",
+		"--set", "webhook.certManager.enabled=true",
+		"--set", "networkPolicy.enabled=true",
+		"--set", "networkPolicy.metricsNamespaceSelector.matchLabels.name=monitoring",
+		"--set", "podAntiAffinity=hard",
+		"--set", "topologySpreadConstraints[0].maxSkew=1",
+		"--set", "topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone",
+		"--set", "topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway",
+		"--set", "serviceMonitor.enabled=true",
+		"--set", "serviceMonitor.prometheusServiceAccount.name=prometheus",
+		"--set", "serviceMonitor.prometheusServiceAccount.namespace=monitoring",
+		"--set", "prometheusRule.enabled=true",
+		"--set", "grafanaDashboard.enabled=true")
+	kubectl(t, "", "create", "namespace", "steward-options")
+
+	var builtin []string
+	foreign := map[string]string{}
+	for _, doc := range strings.Split(rendered, "\n---") {
+		var meta struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			t.Fatalf("rendered document: %v:\n%s", err, doc)
+		}
+		switch {
+		case meta.Kind == "":
+		case strings.HasPrefix(meta.APIVersion, "cert-manager.io/"), strings.HasPrefix(meta.APIVersion, "monitoring.coreos.com/"):
+			foreign[meta.Kind] = doc
+		default:
+			builtin = append(builtin, doc)
+		}
+	}
+	kubectl(t, strings.Join(builtin, "\n---"), "apply", "--server-side", "--dry-run=server", "-f", "-")
+
+	strict := func(kind string, into any) {
+		t.Helper()
+		doc, ok := foreign[kind]
+		if !ok {
+			t.Fatalf("no %s rendered", kind)
+		}
+		if err := yaml.UnmarshalStrict([]byte(doc), into); err != nil {
+			t.Errorf("%s does not decode as the CRD's type: %v", kind, err)
+		}
+	}
+	var cert certmanagerv1.Certificate
+	strict("Certificate", &cert)
+	strict("Issuer", &certmanagerv1.Issuer{})
+	var sm monitoringv1.ServiceMonitor
+	strict("ServiceMonitor", &sm)
+	var rule monitoringv1.PrometheusRule
+	strict("PrometheusRule", &rule)
+	if len(cert.Spec.DNSNames) == 0 || cert.Spec.DNSNames[0] != "steward-webhook.steward-options.svc" || cert.Spec.SecretName != "steward-webhook-tls" {
+		t.Errorf("Certificate dnsNames %v secretName %s", cert.Spec.DNSNames, cert.Spec.SecretName)
+	}
+	if ep := sm.Spec.Endpoints; len(ep) != 1 || ep[0].Scheme == nil || string(*ep[0].Scheme) != "https" ||
+		ep[0].TLSConfig == nil || ep[0].TLSConfig.CA.Secret == nil || ep[0].TLSConfig.CA.Secret.Name != "steward-webhook-tls" {
+		t.Errorf("ServiceMonitor endpoints = %+v: want https with the certificate's CA", ep)
+	}
+	if len(rule.Spec.Groups) == 0 {
+		t.Error("PrometheusRule has no groups")
+	}
+
+	// cert-manager mode: the operator serves the mounted certificate and
+	// provisions none; the CA injector fills the caBundle.
+	for _, want := range []string{
+		"- --webhook-cert-secret=\n", "- --metrics-cert-dir=/var/run/steward/webhook-certs",
+		"secretName: steward-webhook-tls", "cert-manager.io/inject-ca-from: steward-options/steward-webhook",
+		"requiredDuringSchedulingIgnoredDuringExecution", "topology.kubernetes.io/zone", "kind: NetworkPolicy",
+		"grafana_dashboard: \"1\"", "kind: PodDisruptionBudget",
+	} {
+		if !strings.Contains(rendered, want) {
+			t.Errorf("the rendered chart lacks %q", want)
 		}
 	}
 }
