@@ -13,6 +13,9 @@ HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 # promtool checks and unit-tests the chart's alert rules (test/monitoring).
 PROMETHEUS_VERSION ?= v0.316.0
 PROMTOOL ?= $(LOCALBIN)/promtool-$(PROMETHEUS_VERSION)
+# kube-score grades the chart's manifests (test/e2e TestHelmChartKubeScore).
+KUBE_SCORE_VERSION ?= v1.20.0
+KUBE_SCORE ?= $(LOCALBIN)/kube-score-$(KUBE_SCORE_VERSION)
 CHART ?= charts/steward
 # The control-plane binaries: etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl and kwok (see hack/kube-bins.sh).
@@ -79,8 +82,8 @@ verify: generate manifests argocd-snippet monitoring ## Fail when generated file
 # test builds the operator first: the end-to-end tests and the benchmark
 # build it again, and find it in the build cache instead of compiling it
 # while other packages' tests run.
-test: kube-bins $(HELM) $(PROMTOOL) azurite build real-node ## Run all tests: unit, envtest, end to end on local clusters with fake and, as root, real nodes.
-	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) PROMTOOL=$(PROMTOOL) go test $(GO_TEST_FLAGS) ./...
+test: kube-bins $(HELM) $(PROMTOOL) $(KUBE_SCORE) azurite build real-node ## Run all tests: unit, envtest, end to end on local clusters with fake and, as root, real nodes.
+	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) PROMTOOL=$(PROMTOOL) KUBE_SCORE=$(KUBE_SCORE) go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-servers
 test-servers: ## Install PostgreSQL, MariaDB, Redis and memcached from Debian's packages for the tests (needs root or sudo).
@@ -177,6 +180,10 @@ $(HELM):
 $(PROMTOOL):
 	GOBIN=$(LOCALBIN)/.tmp go install -tags remove_all_sd github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION)
 	mv $(LOCALBIN)/.tmp/promtool $@
+
+$(KUBE_SCORE):
+	GOBIN=$(LOCALBIN)/.tmp go install github.com/zegl/kube-score/cmd/kube-score@$(KUBE_SCORE_VERSION)
+	mv $(LOCALBIN)/.tmp/kube-score $@
 
 $(GOLANGCI_LINT):
 	GOBIN=$(LOCALBIN)/.tmp go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)

@@ -18,6 +18,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -285,6 +287,75 @@ func TestHelmChartOptions(t *testing.T) {
 	} {
 		if !strings.Contains(rendered, want) {
 			t.Errorf("the rendered chart lacks %q", want)
+		}
+	}
+}
+
+// TestHelmChartKubeScore grades the chart's default manifests, and with
+// the NetworkPolicy on, with kube-score: every finding below "OK" must be
+// one that docs/operating.md ("kube-score") explains, by its check's name.
+func TestHelmChartKubeScore(t *testing.T) {
+	kubeScore := os.Getenv("KUBE_SCORE")
+	if kubeScore == "" {
+		root, _ := localcluster.RepoRoot()
+		if found, _ := filepath.Glob(filepath.Join(root, "bin", "kube-score-*")); len(found) > 0 {
+			kubeScore = found[0]
+		} else if os.Getenv("CI") == "true" {
+			t.Fatal("no kube-score binary: set KUBE_SCORE or run make test")
+		} else {
+			t.Skip("no kube-score binary: set KUBE_SCORE or run make test")
+		}
+	}
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := os.ReadFile(filepath.Join(root, "docs", "operating.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, explained, _ := strings.Cut(string(docs), "### kube-score")
+	explained, _, _ = strings.Cut(explained, "\n## ")
+	for _, set := range [][]string{nil, {"--set", "networkPolicy.enabled=true"}} {
+		rendered := helmTemplate(t, "steward", "steward-system", set...)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := exec.CommandContext(ctx, kubeScore, "score", "--output-format", "json", "-")
+		cmd.Stdin = strings.NewReader(rendered)
+		out, err := cmd.Output()
+		cancel()
+		// kube-score exits 1 when it finds a critical problem.
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("kube-score: %v", err)
+		}
+		var graded []struct {
+			ObjectName string `json:"object_name"`
+			Checks     []struct {
+				Check struct {
+					Name string `json:"name"`
+				} `json:"check"`
+				Grade    int  `json:"grade"`
+				Skipped  bool `json:"skipped"`
+				Comments []struct {
+					Summary string `json:"summary"`
+				} `json:"comments"`
+			} `json:"checks"`
+		}
+		if err := json.Unmarshal(out, &graded); err != nil {
+			t.Fatalf("kube-score's output: %v: %s", err, out)
+		}
+		if len(graded) < 4 {
+			t.Fatalf("kube-score graded %d objects", len(graded))
+		}
+		for _, o := range graded {
+			for _, c := range o.Checks {
+				if c.Skipped || c.Grade >= 10 {
+					continue
+				}
+				if !strings.Contains(explained, "**"+c.Check.Name+"**") {
+					t.Errorf("%v: kube-score finds %s on %s (%+v), which docs/operating.md does not explain", set, c.Check.Name, o.ObjectName, c.Comments)
+				}
+			}
 		}
 	}
 }
