@@ -268,11 +268,7 @@ func renderApp(stack *v1alpha1.AppStack, a v1alpha1.StackApp, p Profile) (v1alph
 		src = SourceProfile
 	}
 	eff = append(eff, setting("podDisruptionBudget", pdb, src))
-	security, ssrc := "restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp", SourceDefault
-	if a.PodSecurityContext != nil || a.SecurityContext != nil {
-		security, ssrc = "restricted, with the app's overrides", SourceSpec
-	}
-	eff = append(eff, setting("securityContext", security, ssrc))
+	eff = append(eff, securitySetting(spec))
 	if m := stack.Spec.Monitoring; m != nil && m.Enabled {
 		path := m.Path
 		if path == "" {
@@ -281,4 +277,25 @@ func renderApp(stack *v1alpha1.AppStack, a v1alpha1.StackApp, p Profile) (v1alph
 		eff = append(eff, setting("metrics", path, SourceSpec))
 	}
 	return spec, eff
+}
+
+// securitySetting says what the app's pods run with: Steward's defaults (no
+// privilege escalation, every capability dropped, RuntimeDefault seccomp),
+// and non-root only where the spec asks for it, since the pods otherwise
+// run as the image's user, which may be root.
+func securitySetting(spec v1alpha1.WebAppSpec) v1alpha1.EffectiveSetting {
+	nonRoot := (spec.PodSecurityContext != nil && spec.PodSecurityContext.RunAsNonRoot != nil && *spec.PodSecurityContext.RunAsNonRoot) ||
+		(spec.SecurityContext != nil && spec.SecurityContext.RunAsNonRoot != nil && *spec.SecurityContext.RunAsNonRoot)
+	value := "no privilege escalation, all capabilities dropped, RuntimeDefault seccomp"
+	if nonRoot {
+		value = "restricted: non-root, " + value
+	} else {
+		value += "; runs as the image's user (runAsNonRoot not set)"
+	}
+	src := SourceDefault
+	if spec.PodSecurityContext != nil || spec.SecurityContext != nil {
+		value += ", with the app's overrides"
+		src = SourceSpec
+	}
+	return setting("securityContext", value, src)
 }

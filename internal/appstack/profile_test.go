@@ -22,6 +22,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -261,23 +262,34 @@ func TestRenderAppReplicas(t *testing.T) {
 		want     []string
 	}{
 		{name: "production profile", env: v1alpha1.StackProduction, replicas: new(int32(2)),
-			want: []string{"replicas=2 (profile)", "podDisruptionBudget=maxUnavailable=1 (profile)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
+			want: []string{"replicas=2 (profile)", "podDisruptionBudget=maxUnavailable=1 (profile)", "securityContext=no privilege escalation, all capabilities dropped, RuntimeDefault seccomp; runs as the image's user (runAsNonRoot not set) (default)"}},
 		{name: "explicit 1 in production", env: v1alpha1.StackProduction,
 			mutate: func(a *v1alpha1.StackApp) { a.Replicas = new(int32(1)) }, replicas: new(int32(1)),
-			want: []string{"replicas=1 (spec)", "podDisruptionBudget=none: a single replica (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
+			want: []string{"replicas=1 (spec)", "podDisruptionBudget=none: a single replica (default)", "securityContext=no privilege escalation, all capabilities dropped, RuntimeDefault seccomp; runs as the image's user (runAsNonRoot not set) (default)"}},
 		{name: "explicit 3 in development", env: v1alpha1.StackDevelopment,
 			mutate: func(a *v1alpha1.StackApp) { a.Replicas = new(int32(3)) }, replicas: new(int32(3)),
-			want: []string{"replicas=3 (spec)", "podDisruptionBudget=maxUnavailable=1 (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
+			want: []string{"replicas=3 (spec)", "podDisruptionBudget=maxUnavailable=1 (default)", "securityContext=no privilege escalation, all capabilities dropped, RuntimeDefault seccomp; runs as the image's user (runAsNonRoot not set) (default)"}},
 		{name: "autoscaling in production", env: v1alpha1.StackProduction,
 			mutate: func(a *v1alpha1.StackApp) { a.Autoscaling = autoscaling(1) },
-			want:   []string{"replicas=autoscaled 1-5 (spec)", "podDisruptionBudget=none: a single replica (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
+			want:   []string{"replicas=autoscaled 1-5 (spec)", "podDisruptionBudget=none: a single replica (default)", "securityContext=no privilege escalation, all capabilities dropped, RuntimeDefault seccomp; runs as the image's user (runAsNonRoot not set) (default)"}},
 		{name: "autoscaling from 2", env: v1alpha1.StackStaging,
 			mutate: func(a *v1alpha1.StackApp) { a.Autoscaling = autoscaling(2) },
-			want:   []string{"replicas=autoscaled 2-5 (spec)", "podDisruptionBudget=maxUnavailable=1 (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
+			want:   []string{"replicas=autoscaled 2-5 (spec)", "podDisruptionBudget=maxUnavailable=1 (default)", "securityContext=no privilege escalation, all capabilities dropped, RuntimeDefault seccomp; runs as the image's user (runAsNonRoot not set) (default)"}},
 		{name: "staging leaves the WebApp's default", env: v1alpha1.StackStaging,
-			want: []string{"replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
+			want: []string{"replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)", "securityContext=no privilege escalation, all capabilities dropped, RuntimeDefault seccomp; runs as the image's user (runAsNonRoot not set) (default)"}},
 		{name: "development", env: v1alpha1.StackDevelopment,
-			want: []string{"replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)"}},
+			want: []string{"replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)", "securityContext=no privilege escalation, all capabilities dropped, RuntimeDefault seccomp; runs as the image's user (runAsNonRoot not set) (default)"}},
+		// Non-root is claimed only where the spec sets it.
+		{name: "runAsNonRoot set by the app", env: v1alpha1.StackDevelopment,
+			mutate: func(a *v1alpha1.StackApp) {
+				a.PodSecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: new(true), RunAsUser: new(int64(101))}
+			},
+			want: []string{"replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp, with the app's overrides (spec)"}},
+		{name: "an override that is not non-root", env: v1alpha1.StackDevelopment,
+			mutate: func(a *v1alpha1.StackApp) {
+				a.SecurityContext = &corev1.SecurityContext{ReadOnlyRootFilesystem: new(true)}
+			},
+			want: []string{"replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)", "securityContext=no privilege escalation, all capabilities dropped, RuntimeDefault seccomp; runs as the image's user (runAsNonRoot not set), with the app's overrides (spec)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := appstack.Render(stack(tc.env, func(s *v1alpha1.AppStack) {
@@ -298,7 +310,7 @@ func TestRenderMonitoring(t *testing.T) {
 	d := appstack.Render(stack(v1alpha1.StackDevelopment, func(s *v1alpha1.AppStack) {
 		s.Spec.Monitoring = &v1alpha1.StackMonitoring{Enabled: true}
 	}))
-	checkEffective(t, d, "frontend", "replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)", "securityContext=restricted: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp (default)", "metrics=/metrics (spec)")
+	checkEffective(t, d, "frontend", "replicas=1 (default)", "podDisruptionBudget=none: a single replica (default)", "securityContext=no privilege escalation, all capabilities dropped, RuntimeDefault seccomp; runs as the image's user (runAsNonRoot not set) (default)", "metrics=/metrics (spec)")
 }
 
 func TestRenderEffectiveFollowsTheSpec(t *testing.T) {
