@@ -128,18 +128,73 @@ type ResourceRule struct {
 	Limits []corev1.ResourceName `json:"limits,omitempty"`
 }
 
+// PolicyViolator is an object that breaks a WorkloadPolicy as it stands.
+type PolicyViolator struct {
+	// Kind is WebApp, Cache, Database or AppStack.
+	// +required
+	Kind string `json:"kind"`
+
+	// Namespace is the object's namespace.
+	// +required
+	Namespace string `json:"namespace"`
+
+	// Name is the object's name.
+	// +required
+	Name string `json:"name"`
+
+	// Message is the first rule the object breaks, in the words of an
+	// admission refusal, e.g. "spec.replicas: Invalid value: 50:
+	// production allows at most 10 (policy production)".
+	// +required
+	Message string `json:"message"`
+}
+
+// WorkloadPolicyStatus reports the objects that break the policy: objects
+// that existed before it, or before their namespace joined its
+// environment, and that admission therefore never refused.
+type WorkloadPolicyStatus struct {
+	// ObservedGeneration is the metadata.generation this status describes.
+	// It is -1 until Steward first looked at the policy, which
+	// kstatus-aware tools (Flux, kubectl wait) read as in progress.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Violations is the number of objects in the policy's environment that
+	// break it.
+	// +optional
+	Violations int32 `json:"violations,omitempty"`
+
+	// Violators are those objects, sorted by namespace, kind and name; the
+	// first 100 of them.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	Violators []PolicyViolator `json:"violators,omitempty"`
+
+	// Conditions are Ready, True once Steward checked the environment's
+	// objects against this generation of the policy, and Compliant, False
+	// while objects break it.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
 // WorkloadPolicy limits, per environment, the replicas, images, compute
 // resources and users of WebApps, Caches, Databases and AppStacks. The API
 // server enforces it at admission with a ValidatingAdmissionPolicy whose
 // parameters are the WorkloadPolicies, so it holds while Steward is down.
 // An object the policy refuses is never stored; objects that predate the
 // policy stay, and may be updated as long as the update does not add to
-// what breaks the policy.
+// what breaks the policy. Steward reports those objects in the policy's
+// status and with a Warning event on each.
 // +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=wlp,categories=steward
 // +kubebuilder:printcolumn:name="Environment",type=string,JSONPath=".spec.environment"
 // +kubebuilder:printcolumn:name="Max Replicas",type=integer,JSONPath=".spec.maxReplicas"
 // +kubebuilder:printcolumn:name="Non-Root",type=boolean,JSONPath=".spec.runAsNonRoot"
+// +kubebuilder:printcolumn:name="Violations",type=integer,JSONPath=".status.violations"
 // +kubebuilder:printcolumn:name="Images",type=string,JSONPath=".spec.allowedImages[*]['prefix','pattern']",priority=1
 // +kubebuilder:printcolumn:name="Label",type=string,JSONPath=".spec.environmentLabel",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
@@ -151,6 +206,11 @@ type WorkloadPolicy struct {
 	// Spec is the policy.
 	// +required
 	Spec WorkloadPolicySpec `json:"spec"`
+
+	// Status reports the objects that break the policy, written by Steward.
+	// +optional
+	// +kubebuilder:default={"observedGeneration":-1}
+	Status WorkloadPolicyStatus `json:"status,omitempty"`
 }
 
 // WorkloadPolicyList is a list of WorkloadPolicies.

@@ -31,13 +31,16 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/testenv/apitest"
@@ -71,9 +74,10 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "stopping the API server:", err)
 		}
 	}()
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		v1alpha1.AddToScheme, corev1.AddToScheme, autoscalingv1.AddToScheme, admissionregistrationv1.AddToScheme,
+		v1alpha1.AddToScheme, corev1.AddToScheme, autoscalingv1.AddToScheme, admissionregistrationv1.AddToScheme, eventsv1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
 			fmt.Fprintln(os.Stderr, err)
