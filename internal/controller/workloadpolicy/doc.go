@@ -14,9 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package workloadpolicy is about WorkloadPolicies. The API server enforces
-// them at admission, with the ValidatingAdmissionPolicy of config/policy
-// and no help from the operator; WorkloadPolicy.Check in api/v1alpha1 gives
-// the same verdicts in Go. This package's tests hold the two together
-// against a real API server.
+// Package workloadpolicy reports the objects that break a WorkloadPolicy
+// as they stand: those admission never refused because they predate the
+// policy or their namespace's environment label. It lists them in the
+// policy's status and announces each with an event; it never changes them.
+//
+// The API server enforces WorkloadPolicies at admission by itself, with
+// the ValidatingAdmissionPolicy of config/policy; WorkloadPolicy.Check in
+// api/v1alpha1, which this package's reconciler uses, gives the same
+// verdicts in Go. The tests hold the two together against a real API
+// server with no operator running.
 package workloadpolicy
