@@ -48,7 +48,8 @@ import (
 
 // k8s is an admin client of an API server with Steward's CRDs and the
 // ValidatingAdmissionPolicy of config/policy, and nothing else: no
-// operator, no webhook.
+// webhook, and no operator but the WorkloadPolicy reconciler that
+// TestReportsExistingViolators runs for its own duration.
 var k8s client.Client
 
 var cfg *rest.Config
