@@ -51,6 +51,7 @@ import (
 	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/controller/restore"
 	"github.com/steward-dev/steward/internal/controller/webapp"
+	"github.com/steward-dev/steward/internal/controller/workloadpolicy"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/stuckpods"
@@ -324,6 +325,13 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.AppStackConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the AppStack controller: %w", err)
+	}
+	err = (&workloadpolicy.Reconciler{
+		Client:   mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder("steward"),
+	}).SetupWithManager(mgr, controller.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the WorkloadPolicy controller: %w", err)
 	}
 	return mgr, nil
 }
