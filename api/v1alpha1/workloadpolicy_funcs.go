@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 )
 
 const (
@@ -35,11 +36,12 @@ const (
 	DefaultEnvironmentLabel = "steward.dev/environment"
 
 	// WorkloadPolicyAdmission is the name of the ValidatingAdmissionPolicy
-	// that enforces WorkloadPolicies, and of its binding
-	// (config/policy/workloadpolicy.yaml, and the chart's
-	// templates/workloadpolicy.yaml). A refusal's message starts with
-	// "ValidatingAdmissionPolicy 'workloadpolicies.steward.dev' with
-	// binding 'workloadpolicies.steward.dev' denied request: ".
+	// that enforces WorkloadPolicies, of the MutatingAdmissionPolicy that
+	// sets their defaults, and of their bindings
+	// (config/policy/workloadpolicy.yaml and workloadpolicy-defaults.yaml,
+	// and the chart's templates of the same names). A refusal's message
+	// starts with "ValidatingAdmissionPolicy 'workloadpolicies.steward.dev'
+	// with binding 'workloadpolicies.steward.dev' denied request: ".
 	WorkloadPolicyAdmission = "workloadpolicies.steward.dev"
 )
 
@@ -69,6 +71,12 @@ func (p *WorkloadPolicy) AppliesTo(namespaceLabels map[string]string) bool {
 // message ends with the first of them. Check does not look at the
 // namespace: see AppliesTo.
 //
+// At admission the API server sets the policy's defaults first (see
+// Default): Check of the object Default changed is the verdict of
+// admission. Check of an object as it stands (old nil) reports what it
+// breaks as stored: an object made before the policy never got the
+// defaults, and lacking runAsNonRoot breaks the runAsNonRoot rule.
+//
 // obj is a *WebApp, *Cache, *Database, *AppStack, or the
 // *autoscalingv1.Scale of a `kubectl scale`; any other object breaks
 // nothing. old is nil for a create, and for an object checked as it stands;
@@ -90,6 +98,73 @@ func (p *WorkloadPolicy) Check(obj, old runtime.Object) field.ErrorList {
 	errs = append(errs, p.checkResources(now, before)...)
 	errs = append(errs, p.checkNonRoot(now, before)...)
 	return errs
+}
+
+// Default sets on obj what the API server's MutatingAdmissionPolicy sets
+// before the ValidatingAdmissionPolicy reads it, and returns the fields it
+// set. With runAsNonRoot: true, a WebApp, or an AppStack's app, that sets
+// runAsNonRoot neither in its securityContext nor in its
+// podSecurityContext gets podSecurityContext.runAsNonRoot true, its other
+// podSecurityContext fields kept. A value the spec sets, false included,
+// is left alone. For an update (old not nil), only a WebApp or an app
+// whose security contexts changed gets it, as only those are checked
+// again: an object made before the policy is not changed behind its
+// owner's back. Default does not look at the namespace: see AppliesTo.
+func (p *WorkloadPolicy) Default(obj, old runtime.Object) []*field.Path {
+	if p.Spec.RunAsNonRoot == nil || !*p.Spec.RunAsNonRoot {
+		return nil
+	}
+	spec := field.NewPath("spec")
+	var set []*field.Path
+	switch o := obj.(type) {
+	case *WebApp:
+		if o == nil {
+			return nil
+		}
+		var before *WebAppSpec
+		if w, ok := old.(*WebApp); ok && w != nil {
+			before = &w.Spec
+		}
+		if defaultNonRoot(&o.Spec, before) {
+			set = append(set, spec.Child("podSecurityContext", "runAsNonRoot"))
+		}
+	case *AppStack:
+		if o == nil {
+			return nil
+		}
+		before := map[string]*WebAppSpec{}
+		if s, ok := old.(*AppStack); ok && s != nil {
+			for i := range s.Spec.Apps {
+				before[s.Spec.Apps[i].Name] = &s.Spec.Apps[i].WebAppSpec
+			}
+		}
+		for i := range o.Spec.Apps {
+			a := &o.Spec.Apps[i]
+			if defaultNonRoot(&a.WebAppSpec, before[a.Name]) {
+				set = append(set, spec.Child("apps").Key(a.Name).Child("podSecurityContext", "runAsNonRoot"))
+			}
+		}
+	}
+	return set
+}
+
+// defaultNonRoot sets w's podSecurityContext.runAsNonRoot to true when w
+// sets runAsNonRoot nowhere and, against before (nil for a create or a new
+// app), its security contexts changed. It says whether it did.
+func defaultNonRoot(w, before *WebAppSpec) bool {
+	if (w.SecurityContext != nil && w.SecurityContext.RunAsNonRoot != nil) ||
+		(w.PodSecurityContext != nil && w.PodSecurityContext.RunAsNonRoot != nil) {
+		return false
+	}
+	if before != nil && equality.Semantic.DeepEqual(before.SecurityContext, w.SecurityContext) &&
+		equality.Semantic.DeepEqual(before.PodSecurityContext, w.PodSecurityContext) {
+		return false
+	}
+	if w.PodSecurityContext == nil {
+		w.PodSecurityContext = &corev1.PodSecurityContext{}
+	}
+	w.PodSecurityContext.RunAsNonRoot = ptr.To(true)
+	return true
 }
 
 func (p *WorkloadPolicy) suffix() string {

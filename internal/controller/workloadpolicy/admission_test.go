@@ -19,11 +19,13 @@ package workloadpolicy_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -95,6 +97,7 @@ func setup(t *testing.T) {
 		waitEnforced(t, "production", webApp(prodNS, "probe", func(w *v1alpha1.WebApp) { w.Spec.Replicas = ptr.To[int32](11) }))
 		waitEnforced(t, "staging", webApp(stagingNS, "probe", func(w *v1alpha1.WebApp) { w.Spec.Replicas = ptr.To[int32](3) }))
 		waitEnforced(t, "critical", cache(criticalNS, "probe"))
+		waitDefaulted(t, prodNS)
 	})
 }
 
@@ -283,8 +286,11 @@ func admissionCases() []admissionCase {
 		}), "spec.databases[db].resources.limits.memory: Required value: " + prodRes},
 
 		// runAsNonRoot
-		{"webapp without a security context", webApp(prodNS, "n1", func(w *v1alpha1.WebApp) { w.Spec.SecurityContext = nil }),
-			"spec.securityContext.runAsNonRoot: Required value: " + nonRoot},
+		{"webapp without a security context, defaulted to non-root", webApp(prodNS, "n1", func(w *v1alpha1.WebApp) { w.Spec.SecurityContext = nil }), ""},
+		{"webapp without runAsNonRoot in its security contexts, defaulted", webApp(prodNS, "n7", func(w *v1alpha1.WebApp) {
+			w.Spec.SecurityContext = &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}
+			w.Spec.PodSecurityContext = &corev1.PodSecurityContext{FSGroup: ptr.To[int64](2000)}
+		}), ""},
 		{"webapp non-root by its pod's context", webApp(prodNS, "n2", func(w *v1alpha1.WebApp) {
 			w.Spec.SecurityContext = nil
 			w.Spec.PodSecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}
@@ -298,8 +304,11 @@ func admissionCases() []admissionCase {
 			w.Spec.PodSecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(false)}
 		}), "spec.podSecurityContext.runAsNonRoot: Invalid value: false: " + nonRoot},
 		{"webapp as root where non-root is not required", webApp(stagingNS, "n5", func(w *v1alpha1.WebApp) { w.Spec.SecurityContext = nil }), ""},
-		{"appstack app without a security context", appStack(prodNS, "n6", func(s *v1alpha1.AppStack) { s.Spec.Apps[1].SecurityContext = nil }),
-			"spec.apps[web].securityContext.runAsNonRoot: Required value: " + nonRoot},
+		{"appstack app without a security context, defaulted", appStack(prodNS, "n6", func(s *v1alpha1.AppStack) { s.Spec.Apps[1].SecurityContext = nil }), ""},
+		{"appstack app as root beside one defaulted", appStack(prodNS, "n8", func(s *v1alpha1.AppStack) {
+			s.Spec.Apps[0].SecurityContext = &corev1.SecurityContext{RunAsNonRoot: ptr.To(false)}
+			s.Spec.Apps[1].SecurityContext = nil
+		}), "spec.apps[api].securityContext.runAsNonRoot: Invalid value: false: " + nonRoot},
 
 		// The first rule broken is reported: replicas before images.
 		{"webapp breaking two rules", webApp(prodNS, "x1", replicas(11), image("nginx")),
@@ -308,16 +317,74 @@ func admissionCases() []admissionCase {
 }
 
 // goVerdict is the first violation WorkloadPolicy.Check finds in obj (old
-// before an update), with the policy of ns; "" for none.
+// before an update), with the policy of ns, once WorkloadPolicy.Default
+// has set the policy's defaults on obj, as admission does; "" for none.
+// obj is left with the defaults.
 func goVerdict(ns string, obj, old client.Object) string {
 	p, ok := policyOf[ns]
 	if !ok {
 		return ""
 	}
+	p.Default(obj, old)
 	if errs := p.Check(obj, old); len(errs) > 0 {
 		return errs[0].Error()
 	}
 	return ""
+}
+
+// securityContexts are the security contexts of a WebApp, or of each app
+// of an AppStack, by app name ("" for a WebApp).
+func securityContexts(obj client.Object) map[string][2]any {
+	m := map[string][2]any{}
+	switch o := obj.(type) {
+	case *v1alpha1.WebApp:
+		m[""] = [2]any{o.Spec.SecurityContext, o.Spec.PodSecurityContext}
+	case *v1alpha1.AppStack:
+		for _, a := range o.Spec.Apps {
+			m[a.Name] = [2]any{a.SecurityContext, a.PodSecurityContext}
+		}
+	}
+	return m
+}
+
+// expectStored checks that the object the API server stored under want's
+// name has the security contexts of want, which WorkloadPolicy.Default
+// set: the MutatingAdmissionPolicy and Default agree.
+func expectStored(t *testing.T, want client.Object) {
+	t.Helper()
+	if len(securityContexts(want)) == 0 {
+		return
+	}
+	stored := want.DeepCopyObject().(client.Object)
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(want), stored); err != nil {
+		t.Fatal(err)
+	}
+	if got, w := securityContexts(stored), securityContexts(want); !equality.Semantic.DeepEqual(got, w) {
+		t.Errorf("stored security contexts\n%s\nwant, as WorkloadPolicy.Default sets them,\n%s", describe(got), describe(w))
+	}
+}
+
+// describe prints security contexts for a failure message.
+func describe(m map[string][2]any) string {
+	var b strings.Builder
+	for name, c := range m {
+		fmt.Fprintf(&b, "%q: container %+v, pod %+v\n", name, deref(c[0]), deref(c[1]))
+	}
+	return b.String()
+}
+
+func deref(v any) any {
+	switch c := v.(type) {
+	case *corev1.SecurityContext:
+		if c != nil {
+			return *c
+		}
+	case *corev1.PodSecurityContext:
+		if c != nil {
+			return *c
+		}
+	}
+	return nil
 }
 
 // expectVerdict checks the API server's answer err against want, and
@@ -360,6 +427,9 @@ func TestAdmission(t *testing.T) {
 			sent := tc.obj.DeepCopyObject().(client.Object)
 			err := k8s.Create(context.Background(), tc.obj)
 			expectVerdict(t, err, tc.want, goVerdict(sent.GetNamespace(), sent, nil))
+			if err == nil {
+				expectStored(t, sent)
+			}
 		})
 	}
 }
@@ -452,9 +522,14 @@ func TestAdmissionOfExistingObjects(t *testing.T) {
 		{"webapp resources changed, still lacking", app, func(o client.Object) {
 			o.(*v1alpha1.WebApp).Spec.Resources = &corev1.ResourceRequirements{Requests: quantities("cpu", "1")}
 		}, "spec.resources.requests.memory: Required value: " + prodRes},
-		{"webapp security context changed, still root", app, func(o client.Object) {
+		{"webapp security context changed to root", app, func(o client.Object) {
+			o.(*v1alpha1.WebApp).Spec.SecurityContext = &corev1.SecurityContext{RunAsNonRoot: ptr.To(false)}
+		}, "spec.securityContext.runAsNonRoot: Invalid value: false: " + nonRoot},
+		// Its security context changes: it gets the default, as a new
+		// object would.
+		{"webapp security context changed, defaulted to non-root", app, func(o client.Object) {
 			o.(*v1alpha1.WebApp).Spec.SecurityContext = &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}
-		}, "spec.securityContext.runAsNonRoot: Required value: " + nonRoot},
+		}, ""},
 		{"webapp brought within the policy", app, func(o client.Object) { o.(*v1alpha1.WebApp).Spec = goodApp() }, ""},
 		{"appstack new app within the policy", stack, func(o client.Object) {
 			s := o.(*v1alpha1.AppStack)
@@ -480,8 +555,16 @@ func TestAdmissionOfExistingObjects(t *testing.T) {
 			}
 			old := s.obj.DeepCopyObject().(client.Object)
 			s.change(s.obj)
-			goSays := goVerdict(ns, s.obj, old)
-			expectVerdict(t, k8s.Update(ctx, s.obj), s.want, goSays)
+			sent := s.obj.DeepCopyObject().(client.Object)
+			goSays := goVerdict(ns, sent, old)
+			err := k8s.Update(ctx, s.obj)
+			expectVerdict(t, err, s.want, goSays)
+			if err == nil {
+				// An update that leaves the security contexts alone
+				// is not defaulted: the object made before the
+				// policy keeps running as it did.
+				expectStored(t, sent)
+			}
 		})
 	}
 	if t.Failed() {

@@ -47,7 +47,7 @@ import (
 )
 
 // k8s is an admin client of an API server with Steward's CRDs and the
-// ValidatingAdmissionPolicy of config/policy, and nothing else: no
+// admission policies of config/policy, and nothing else: no
 // webhook, and no operator but the WorkloadPolicy reconciler that
 // TestReportsExistingViolators runs for its own duration.
 var k8s client.Client
@@ -98,19 +98,25 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// policyFile is the ValidatingAdmissionPolicy and its binding, as
-// kustomize installs them.
-var policyFile = filepath.Join("..", "..", "..", "config", "policy", "workloadpolicy.yaml")
+// policyFile is the ValidatingAdmissionPolicy and its binding, and
+// defaultsFile the MutatingAdmissionPolicy and its binding, as kustomize
+// installs them.
+var (
+	policyFile   = filepath.Join("..", "..", "..", "config", "policy", "workloadpolicy.yaml")
+	defaultsFile = filepath.Join("..", "..", "..", "config", "policy", "workloadpolicy-defaults.yaml")
+)
 
-// installPolicy creates the objects of policyFile.
+// installPolicy creates the objects of policyFile and defaultsFile.
 func installPolicy(ctx context.Context) error {
-	objs, err := readObjects(policyFile)
-	if err != nil {
-		return err
-	}
-	for _, o := range objs {
-		if err := k8s.Create(ctx, o); err != nil {
-			return fmt.Errorf("creating %s %s: %w", o.GetKind(), o.GetName(), err)
+	for _, f := range []string{policyFile, defaultsFile} {
+		objs, err := readObjects(f)
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			if err := k8s.Create(ctx, o); err != nil {
+				return fmt.Errorf("creating %s %s: %w", o.GetKind(), o.GetName(), err)
+			}
 		}
 	}
 	return nil
@@ -176,5 +182,26 @@ func waitEnforced(t testing.TB, policyName string, probe client.Object) {
 			return nil
 		}
 		return fmt.Errorf("policy %s not in force yet: a dry run of a %T it refuses returned %v", policyName, probe, err)
+	})
+}
+
+// waitDefaulted creates a WebApp without runAsNonRoot in ns, whose policy
+// requires non-root users, with dry run until the API server returns it
+// with the default: then the MutatingAdmissionPolicy is in force there.
+func waitDefaulted(t testing.TB, ns string) {
+	t.Helper()
+	apitest.Eventually(t, enforceTimeout, func() error {
+		w := &v1alpha1.WebApp{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe-defaults"},
+			Spec: v1alpha1.WebAppSpec{
+				Image:     "registry.acme.com/probe:1",
+				Resources: &corev1.ResourceRequirements{Requests: quantities("cpu", "1", "memory", "1Gi"), Limits: quantities("cpu", "1", "memory", "1Gi")},
+			},
+		}
+		err := k8s.Create(context.Background(), w, client.DryRunAll)
+		if err == nil && w.Spec.PodSecurityContext != nil && w.Spec.PodSecurityContext.RunAsNonRoot != nil && *w.Spec.PodSecurityContext.RunAsNonRoot {
+			return nil
+		}
+		return fmt.Errorf("the defaults are not in force in %s yet: a dry run of a WebApp without runAsNonRoot returned %v, podSecurityContext %+v", ns, err, w.Spec.PodSecurityContext)
 	})
 }
