@@ -36,9 +36,9 @@ import (
 	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
-// renderChart renders the chart's templates/workloadpolicy.yaml with the
-// extra helm arguments, and returns its objects.
-func renderChart(t *testing.T, args ...string) []*unstructured.Unstructured {
+// renderChart renders the chart's template (such as workloadpolicy.yaml,
+// in templates/) with the extra helm arguments, and returns its objects.
+func renderChart(t *testing.T, template string, args ...string) []*unstructured.Unstructured {
 	t.Helper()
 	helm, err := devenv.HelmBinary()
 	if err != nil {
@@ -65,31 +65,62 @@ func renderChart(t *testing.T, args ...string) []*unstructured.Unstructured {
 	}
 	var objs []*unstructured.Unstructured
 	for _, doc := range strings.Split(string(out), "\n---\n") {
-		if !strings.Contains(doc, "# Source: steward/templates/workloadpolicy.yaml\n") {
+		if !strings.Contains(doc, "# Source: steward/templates/"+template+"\n") {
 			continue
 		}
 		dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(doc)), 4096)
 		o := &unstructured.Unstructured{}
 		if err := dec.Decode(&o.Object); err != nil && !errors.Is(err, io.EOF) {
-			t.Fatalf("rendered templates/workloadpolicy.yaml: %v", err)
+			t.Fatalf("rendered templates/%s: %v", template, err)
 		}
 		objs = append(objs, o)
 	}
 	return objs
 }
 
+// mapAPI is what a cluster that serves MutatingAdmissionPolicy v1
+// (Kubernetes 1.36 and later) tells helm; helm template assumes it only
+// when told.
+var mapAPI = []string{"--api-versions", "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy"}
+
 // TestChartRendersThePolicy: the chart's templates/workloadpolicy.yaml
-// renders the objects of config/policy, labelled, unless
-// workloadPolicy.enabled is false.
+// renders the objects of config/policy/workloadpolicy.yaml, labelled,
+// unless workloadPolicy.enabled is false.
 func TestChartRendersThePolicy(t *testing.T) {
-	want, err := readObjects(policyFile)
+	expectRendered(t, "workloadpolicy.yaml", policyFile, nil, [][]string{nil, {"--set", "workloadPolicy.enabled=true"}})
+	if got := renderChart(t, "workloadpolicy.yaml", "--set", "workloadPolicy.enabled=false"); len(got) != 0 {
+		t.Errorf("workloadPolicy.enabled=false renders %d objects, want none", len(got))
+	}
+}
+
+// TestChartRendersTheDefaults: the chart's
+// templates/workloadpolicy-defaults.yaml renders the objects of
+// config/policy/workloadpolicy-defaults.yaml, labelled, on a cluster that
+// serves MutatingAdmissionPolicy v1, unless workloadPolicy.enabled is
+// false; on an older cluster, nothing.
+func TestChartRendersTheDefaults(t *testing.T) {
+	const template = "workloadpolicy-defaults.yaml"
+	expectRendered(t, template, defaultsFile, mapAPI, [][]string{nil, {"--set", "workloadPolicy.enabled=true"}})
+	for _, args := range [][]string{{"--kube-version", "1.35.0"}, append([]string{"--set", "workloadPolicy.enabled=false"}, mapAPI...)} {
+		if got := renderChart(t, template, args...); len(got) != 0 {
+			t.Errorf("helm template %v renders %d objects of templates/%s, want none", args, len(got), template)
+		}
+	}
+}
+
+// expectRendered checks that template renders the objects of file, with
+// the chart's labels, with the helm arguments common and each of args.
+func expectRendered(t *testing.T, template, file string, common []string, args [][]string) {
+	t.Helper()
+	want, err := readObjects(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{nil, {"--set", "workloadPolicy.enabled=true"}} {
-		got := renderChart(t, args...)
+	for _, a := range args {
+		a = append(append([]string{}, common...), a...)
+		got := renderChart(t, template, a...)
 		if len(got) != len(want) {
-			t.Fatalf("helm template %v renders %d objects of templates/workloadpolicy.yaml, want %d", args, len(got), len(want))
+			t.Fatalf("helm template %v renders %d objects of templates/%s, want %d", a, len(got), template, len(want))
 		}
 		for i := range want {
 			if got[i].GetLabels()["app.kubernetes.io/managed-by"] != "Helm" {
@@ -100,8 +131,5 @@ func TestChartRendersThePolicy(t *testing.T) {
 				t.Errorf("the chart's %s %s differs from config/policy's:\n%v\nwant\n%v", got[i].GetKind(), got[i].GetName(), got[i].Object, want[i].Object)
 			}
 		}
-	}
-	if got := renderChart(t, "--set", "workloadPolicy.enabled=false"); len(got) != 0 {
-		t.Errorf("workloadPolicy.enabled=false renders %d objects, want none", len(got))
 	}
 }
