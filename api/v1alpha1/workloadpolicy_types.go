@@ -80,7 +80,10 @@ type WorkloadPolicySpec struct {
 	// containers to run as a non-root user: runAsNonRoot true in its
 	// securityContext, or in its podSecurityContext without a
 	// securityContext that says false. The kubelet then refuses to start
-	// a container as root. Caches and Databases always run as non-root.
+	// a container as root. A WebApp or app that sets runAsNonRoot in
+	// neither gets podSecurityContext.runAsNonRoot true at admission (on
+	// Kubernetes 1.36 and later; earlier it is refused); one that sets
+	// false is refused. Caches and Databases always run as non-root.
 	// +optional
 	RunAsNonRoot *bool `json:"runAsNonRoot,omitempty"`
 }
@@ -183,7 +186,8 @@ type WorkloadPolicyStatus struct {
 // WorkloadPolicy limits, per environment, the replicas, images, compute
 // resources and users of WebApps, Caches, Databases and AppStacks. The API
 // server enforces it at admission with a ValidatingAdmissionPolicy whose
-// parameters are the WorkloadPolicies, so it holds while Steward is down.
+// parameters are the WorkloadPolicies, after a MutatingAdmissionPolicy has
+// set its defaults, so it holds while Steward is down.
 // An object the policy refuses is never stored; objects that predate the
 // policy stay, and may be updated as long as the update does not add to
 // what breaks the policy. Steward reports those objects in the policy's
