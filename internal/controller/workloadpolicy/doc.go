@@ -20,8 +20,10 @@ limitations under the License.
 // policy's status and announces each with an event; it never changes them.
 //
 // The API server enforces WorkloadPolicies at admission by itself, with
-// the ValidatingAdmissionPolicy of config/policy; WorkloadPolicy.Check in
-// api/v1alpha1, which this package's reconciler uses, gives the same
-// verdicts in Go. The tests hold the two together against a real API
-// server with no operator running.
+// the admission policies of config/policy: a MutatingAdmissionPolicy sets
+// their defaults, then a ValidatingAdmissionPolicy checks the object.
+// WorkloadPolicy.Check in api/v1alpha1, which this package's reconciler
+// uses on objects as they stand, gives the same verdicts in Go, and
+// WorkloadPolicy.Default sets the same defaults. The tests hold them
+// together against a real API server with no operator running.
 package workloadpolicy
