@@ -493,9 +493,26 @@ func changeRoles(t *testing.T, c [2]*child, ports []int, ownerPassword string) {
 		t.Fatal(err)
 	}
 
-	// Failover back to db-0 after db-1's server is killed.
+	// Failover back to db-0 after db-1's server is killed. A renewal of
+	// the term sent before the operator read the exit starts nothing: the
+	// primary waits for the operator's choice. Told to restart in place,
+	// knowing of the exit, it does.
 	killServer(t, c[1])
-	c[1].waitReport(t, 30*time.Second, "stopped", func(r Report) bool { return r.Phase == PhaseStopped })
+	exited := c[1].waitReport(t, 30*time.Second, "stopped", func(r Report) bool { return r.Phase == PhaseStopped })
+	if exited.Exits != 1 {
+		t.Errorf("a primary whose server was killed reports %d exits, want 1", exited.Exits)
+	}
+	c[1].mustAssign(t, second)
+	time.Sleep(2 * time.Second)
+	if r := c[1].report(t); r.Phase != PhaseStopped {
+		t.Errorf("a renewal sent before the exit was seen restarted the primary: %+v", r)
+	}
+	restart := second
+	restart.PrimaryExits = exited.Exits
+	c[1].mustAssign(t, restart)
+	c[1].waitReport(t, 60*time.Second, "restarted in place", func(r Report) bool { return r.Role == engine.RolePrimary && r.Ready })
+	killServer(t, c[1])
+	c[1].waitReport(t, 30*time.Second, "stopped again", func(r Report) bool { return r.Phase == PhaseStopped && r.Exits == 2 })
 	third := Assignment{Term: 3, Primary: "db-0", PrimaryHost: "127.0.0.1", PrimaryPort: ports[0], Replicas: []string{"db-1"}, LeaseSeconds: 3600}
 	c[0].mustAssign(t, third)
 	c[0].waitReport(t, 60*time.Second, "promoted", func(r Report) bool { return r.Role == engine.RolePrimary && r.Ready })

@@ -46,7 +46,8 @@ type manager struct {
 	fresh      bool // an assignment came since the server last stopped
 	leaseUntil time.Time
 	stoppedPos int64
-	exited     bool // the server exited on its own and was not restarted
+	exited     bool  // the server exited on its own and was not restarted
+	exits      int64 // how often the server exited on its own
 	wake       chan struct{}
 }
 
@@ -61,13 +62,18 @@ func (m *manager) offer(a Assignment) error {
 	if err := checkAssignment(a, m.o.Config.Name, m.term); err != nil {
 		return err
 	}
+	sameTerm := a.Term == m.term
 	if a.Term > m.term {
 		if err := writeTerm(m.o.Config, a.Term); err != nil {
 			return fmt.Errorf("recording term %d: %w", a.Term, err)
 		}
 		m.term = a.Term
 	}
-	m.assign, m.fresh = &a, true
+	// A renewal of the term sent before the operator read the exit of
+	// this primary's server is taken, but starts nothing: the operator
+	// chooses between a failover and a restart once it has seen the exit.
+	stale := m.exited && sameTerm && a.Primary == m.o.Config.Name && a.PrimaryExits < m.exits
+	m.assign, m.fresh = &a, m.fresh || !stale
 	if a.Primary == m.o.Config.Name {
 		m.leaseUntil = time.Now().Add(time.Duration(a.LeaseSeconds) * time.Second)
 	}
@@ -90,7 +96,7 @@ func (m *manager) set(phase, detail string) {
 // report is GET /status.
 func (m *manager) report(ctx context.Context) Report {
 	m.mu.Lock()
-	r := Report{Name: m.o.Config.Name, Phase: m.phase, Term: m.term, StoppedPosition: m.stoppedPos, Detail: m.detail}
+	r := Report{Name: m.o.Config.Name, Phase: m.phase, Term: m.term, StoppedPosition: m.stoppedPos, Detail: m.detail, Exits: m.exits}
 	srv := m.srv
 	m.mu.Unlock()
 	if srv == nil {
@@ -146,6 +152,7 @@ func (m *manager) run(ctx context.Context) error {
 			m.log.Error("the server stopped on its own", "error", err)
 			m.mu.Lock()
 			m.srv, m.fresh, m.exited = nil, false, true
+			m.exits++
 			m.mu.Unlock()
 			m.set(PhaseStopped, "the server stopped on its own: "+err.Error())
 		case <-tick.C:

@@ -57,6 +57,12 @@ type Assignment struct {
 	// managers, by name. A primary whose engine cannot tell by itself that
 	// a replica stopped streaming asks them, once its lease ran out.
 	Peers map[string]string `json:"peers,omitempty"`
+	// PrimaryExits is the primary's Report.Exits as the operator last read
+	// it. A primary whose server exited after that read takes the
+	// assignment (a renewal sent before the operator could know) without
+	// starting its server again: the operator decides, once it has seen the
+	// exit, between a failover and a restart in place.
+	PrimaryExits int64 `json:"primaryExits,omitempty"`
 }
 
 // Phases of an instance, in Report.Phase.
@@ -97,6 +103,9 @@ type Report struct {
 	StoppedPosition int64 `json:"stoppedPosition,omitempty"`
 	// Detail says why the instance is in its phase, e.g. the last error.
 	Detail string `json:"detail,omitempty"`
+	// Exits counts the times the server stopped on its own (a crash, a
+	// kill) since the manager started.
+	Exits int64 `json:"exits,omitempty"`
 }
 
 // ControlToken is the bearer token of POST /role, derived from the

@@ -299,6 +299,9 @@ func assignment(db *v1alpha1.Database, v view) instance.Assignment {
 	}
 	for _, m := range v.members {
 		if m.name == v.primary {
+			if m.report != nil {
+				a.PrimaryExits = m.report.Exits
+			}
 			continue
 		}
 		a.Replicas = append(a.Replicas, m.name)
