@@ -19,6 +19,7 @@ package v1alpha1
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -538,9 +539,8 @@ func appStackSubject(st *AppStack) *subject {
 	}
 	s.counts = append(s.counts, caches.counts...)
 	s.counts = append(s.counts, dbCounts...)
-	s.images = append(apps.images, caches.images...)
-	s.resources = append(apps.resources, caches.resources...)
-	s.resources = append(s.resources, dbResources...)
+	s.images = slices.Concat(apps.images, caches.images)
+	s.resources = slices.Concat(apps.resources, caches.resources, dbResources)
 	s.users = apps.users
 	return s
 }

@@ -52,12 +52,12 @@ func helm(t *testing.T) string {
 	return ""
 }
 
-// helmTemplate renders the chart as release in namespace.
-func helmTemplate(t *testing.T, release, namespace string, args ...string) string {
+// helmTemplate renders the chart as release "steward" in namespace.
+func helmTemplate(t *testing.T, namespace string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, helm(t), append([]string{"template", release, "charts/steward",
+	cmd := exec.CommandContext(ctx, helm(t), append([]string{"template", "steward", "charts/steward",
 		"--namespace", namespace, "--kube-version", "1.36.3"}, args...)...)
 	var err error
 	cmd.Dir, err = localcluster.RepoRoot()
@@ -78,7 +78,7 @@ func helmTemplate(t *testing.T, release, namespace string, args ...string) strin
 // runs, so this proves the manifests; test/e2e/realnode runs the image), and its
 // ServiceAccount has the permissions the code asks for and no more.
 func TestHelmChart(t *testing.T) {
-	rendered := helmTemplate(t, "steward", "steward-system", "--include-crds", "--set", "image.tag=test")
+	rendered := helmTemplate(t, "steward-system", "--include-crds", "--set", "image.tag=test")
 
 	kubectl(t, "", "create", "namespace", "steward-system")
 	kubectl(t, rendered, "apply", "--server-side", "-f", "-")
@@ -168,7 +168,7 @@ func TestHelmChart(t *testing.T) {
 // and a viewer can read them, and not Secrets, through the built-in edit
 // and view roles the chart's roles aggregate into.
 func TestHelmChartRoles(t *testing.T) {
-	rendered := helmTemplate(t, "steward", "steward-system", "--show-only", "templates/rbac.yaml")
+	rendered := helmTemplate(t, "steward-system", "--show-only", "templates/rbac.yaml")
 	kubectl(t, rendered, "apply", "--server-side", "-f", "-")
 	kubectl(t, "", "create", "namespace", "e2e-team")
 	kubectl(t, "", "create", "rolebinding", "alice-edit", "--clusterrole=edit", "--user=alice", "--namespace=e2e-team")
@@ -213,7 +213,7 @@ func TestHelmChartRoles(t *testing.T) {
 // cert-manager and Prometheus Operator objects, whose CRDs this cluster
 // lacks, are decoded strictly into those projects' own API types instead.
 func TestHelmChartOptions(t *testing.T) {
-	rendered := helmTemplate(t, "steward", "steward-options",
+	rendered := helmTemplate(t, "steward-options",
 		"--set", "image.tag=test",
 		"--set", "webhook.certManager.enabled=true",
 		"--set", "networkPolicy.enabled=true",
@@ -317,7 +317,7 @@ func TestHelmChartKubeScore(t *testing.T) {
 	_, explained, _ := strings.Cut(string(docs), "### kube-score")
 	explained, _, _ = strings.Cut(explained, "\n## ")
 	for _, set := range [][]string{nil, {"--set", "networkPolicy.enabled=true"}} {
-		rendered := helmTemplate(t, "steward", "steward-system", set...)
+		rendered := helmTemplate(t, "steward-system", set...)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		cmd := exec.CommandContext(ctx, kubeScore, "score", "--output-format", "json", "-")
 		cmd.Stdin = strings.NewReader(rendered)

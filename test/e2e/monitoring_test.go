@@ -138,7 +138,7 @@ func TestMonitoringQueriesNameRealMetrics(t *testing.T) {
 		}
 	}
 	var rule monitoringv1.PrometheusRule
-	rendered := helmTemplate(t, "steward", "steward-system", "--set", "prometheusRule.enabled=true", "--show-only", "templates/prometheusrule.yaml")
+	rendered := helmTemplate(t, "steward-system", "--set", "prometheusRule.enabled=true", "--show-only", "templates/prometheusrule.yaml")
 	if err := yaml.Unmarshal([]byte(rendered), &rule); err != nil {
 		t.Fatal(err)
 	}

@@ -181,7 +181,7 @@ func waitEnforced(t testing.TB, policyName string, probe client.Object) {
 		if msg := refusal(err); strings.HasSuffix(msg, "(policy "+policyName+")") {
 			return nil
 		}
-		return fmt.Errorf("policy %s not in force yet: a dry run of a %T it refuses returned %v", policyName, probe, err)
+		return fmt.Errorf("policy %s not in force yet: a dry run of a %T it refuses returned %w", policyName, probe, err)
 	})
 }
 
@@ -202,6 +202,6 @@ func waitDefaulted(t testing.TB, ns string) {
 		if err == nil && w.Spec.PodSecurityContext != nil && w.Spec.PodSecurityContext.RunAsNonRoot != nil && *w.Spec.PodSecurityContext.RunAsNonRoot {
 			return nil
 		}
-		return fmt.Errorf("the defaults are not in force in %s yet: a dry run of a WebApp without runAsNonRoot returned %v, podSecurityContext %+v", ns, err, w.Spec.PodSecurityContext)
+		return fmt.Errorf("the defaults are not in force in %s yet: a dry run of a WebApp without runAsNonRoot returned %w, podSecurityContext %+v", ns, err, w.Spec.PodSecurityContext)
 	})
 }
