@@ -181,12 +181,14 @@ func (c *Cluster) createStorageClass(ctx context.Context, clientset kubernetes.I
 }
 
 // fakeNode returns a node for kwok to manage, with room for large
-// benchmarks and no taints.
+// benchmarks and no taints. It reports ephemeral storage as a kubelet does,
+// so that pods that request it (the operator's own) can be scheduled.
 func fakeNode(name string) *corev1.Node {
 	resources := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("1000"),
-		corev1.ResourceMemory: resource.MustParse("4Ti"),
-		corev1.ResourcePods:   resource.MustParse("5000"),
+		corev1.ResourceCPU:              resource.MustParse("1000"),
+		corev1.ResourceMemory:           resource.MustParse("4Ti"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("100Ti"),
+		corev1.ResourcePods:             resource.MustParse("5000"),
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
