@@ -70,7 +70,8 @@ func (c *conditionsCollector) Collect(ch chan<- prometheus.Metric) {
 	sort.Strings(names)
 	for _, kind := range names {
 		list := kinds[kind]()
-		if err := c.reader.List(ctx, list); err != nil {
+		// Read-only: the cache's objects are not copied at every scrape.
+		if err := c.reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			ch <- prometheus.NewInvalidMetric(c.desc, fmt.Errorf("listing %ss: %w", kind, err))
 			continue
 		}
