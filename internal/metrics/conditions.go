@@ -48,13 +48,26 @@ var conditionsDesc = prometheus.NewDesc("steward_condition_true_since_timestamp_
 
 // RegisterConditions exports steward_condition_true_since_timestamp_seconds
 // from reader (the informer cache, at scrape time). Registering it again, as
-// a second manager in one process does, is not an error.
+// a second manager in one process does, replaces the first: the metric
+// reads the newest manager's cache.
 func RegisterConditions(reader client.Reader) error {
-	err := ctrlmetrics.Registry.Register(&conditionsCollector{reader: reader, desc: conditionsDesc})
-	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
+	if err := registerReplacing(&conditionsCollector{reader: reader, desc: conditionsDesc}); err != nil {
 		return fmt.Errorf("registering the condition metric: %w", err)
 	}
 	return nil
+}
+
+// registerReplacing registers c, replacing an equal collector registered
+// before: the operator builds a new manager, with a new cache, after it
+// loses the leadership, and the metrics must read the live one.
+func registerReplacing(c prometheus.Collector) error {
+	err := ctrlmetrics.Registry.Register(c)
+	var dup prometheus.AlreadyRegisteredError
+	if errors.As(err, &dup) {
+		ctrlmetrics.Registry.Unregister(dup.ExistingCollector)
+		err = ctrlmetrics.Registry.Register(c)
+	}
+	return err
 }
 
 func (c *conditionsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }

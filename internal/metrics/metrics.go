@@ -20,7 +20,6 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -64,19 +63,23 @@ type phaseCollector struct {
 // RegisterPhases exports steward_<plural>{phase} with the number of objects in
 // each of phases, which are always all reported, zero or not.
 func RegisterPhases(plural, kind string, phases []string, count PhaseCounter) error {
-	return ctrlmetrics.Registry.Register(&phaseCollector{
+	return ctrlmetrics.Registry.Register(newPhaseCollector(plural, kind, phases, count))
+}
+
+func newPhaseCollector(plural, kind string, phases []string, count PhaseCounter) *phaseCollector {
+	return &phaseCollector{
 		desc: prometheus.NewDesc("steward_"+plural,
 			"Number of "+kind+" objects in each phase.", []string{"phase"}, nil),
 		phases: phases,
 		count:  count,
-	})
+	}
 }
 
 // RegisterListPhases exports steward_<plural>{phase}, counting the objects
 // newList lists from reader by phaseOf. Registering the same metric again,
-// as a second manager in one process does, is not an error.
+// as a second manager in one process does, replaces the first.
 func RegisterListPhases(reader client.Reader, newList func() client.ObjectList, plural, kind string, phases []string, phaseOf func(client.Object) string) error {
-	err := RegisterPhases(plural, kind, phases, func(ctx context.Context) (map[string]int, error) {
+	err := registerReplacing(newPhaseCollector(plural, kind, phases, func(ctx context.Context) (map[string]int, error) {
 		list := newList()
 		if err := reader.List(ctx, list); err != nil {
 			return nil, err
@@ -87,8 +90,8 @@ func RegisterListPhases(reader client.Reader, newList func() client.ObjectList, 
 			return nil
 		})
 		return counts, err
-	})
-	if err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
+	}))
+	if err != nil {
 		return fmt.Errorf("registering %s metrics: %w", kind, err)
 	}
 	return nil
