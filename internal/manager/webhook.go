@@ -79,7 +79,11 @@ func podNamespace() string {
 	return strings.TrimSpace(string(data))
 }
 
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;patch,resourceNames=steward-validating-webhook-configuration
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;patch,resourceNames=steward-validating-webhook-configuration,roleName=steward-manager-cluster
+// The certificate Secret, in the operator's own namespace: get and update by
+// name; create cannot be limited to a name (the object does not exist yet).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;update,resourceNames=steward-webhook-cert,namespace=steward-system,roleName=steward-webhook-cert
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=create,namespace=steward-system,roleName=steward-webhook-cert
 
 // webhookServer provisions the serving certificate if needed and returns
 // the server, or nil when the webhooks are off.
@@ -120,8 +124,8 @@ func webhookServer(cfg *rest.Config, opts WebhookOptions, enableHTTP2 bool) (ctr
 	}), nil
 }
 
-// setupWebhooks registers the webhooks and a ready check that passes once
-// the server serves, so that a replica gets traffic only then.
+// setupWebhooks registers the webhooks. readyChecks adds one that passes
+// once the server serves, so that a replica gets traffic only then.
 func setupWebhooks(mgr ctrl.Manager, opts WebhookOptions) error {
 	if opts.Port == 0 {
 		return nil
@@ -134,9 +138,6 @@ func setupWebhooks(mgr ctrl.Manager, opts WebhookOptions) error {
 	}
 	if err := webhook.SetupDatabaseWebhook(mgr); err != nil {
 		return fmt.Errorf("setting up the Database webhook: %w", err)
-	}
-	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
-		return fmt.Errorf("adding the webhook ready check: %w", err)
 	}
 	return nil
 }

@@ -35,6 +35,9 @@ import (
 var (
 	cluster  *localcluster.Cluster
 	operator *devenv.Operator
+	// operatorLog is where the operator writes, and restarts of it go on
+	// writing.
+	operatorLog *os.File
 )
 
 func TestMain(m *testing.M) {
@@ -77,6 +80,7 @@ func run(m *testing.M) (code int) {
 	if err != nil {
 		return fail(err)
 	}
+	operatorLog = logFile
 	operator, err = devenv.StartOperator(ctx, cluster, bin, logFile,
 		"--leader-elect=true", "--leader-election-lease-duration=4s",
 		"--leader-election-renew-deadline=3s", "--leader-election-retry-period=1s")

@@ -86,8 +86,10 @@ func BuildOperator(ctx context.Context, dir string) (string, error) {
 
 // Operator is a running steward process.
 type Operator struct {
-	cmd  *exec.Cmd
-	done chan error
+	binary, podName string
+	args            []string
+	cmd             *exec.Cmd
+	done            chan error
 	// MetricsURL is the operator's /metrics endpoint, served over HTTPS to
 	// callers with a bearer token allowed to read it (see Metrics).
 	MetricsURL string
@@ -137,40 +139,99 @@ func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, 
 		// addresses must not be dialled from here.
 		"--no-instance-requests",
 	}, args...)
-	cmd := exec.Command(binary, args...)
+	o := &Operator{
+		binary:       binary,
+		args:         args,
+		podName:      fmt.Sprintf("steward-local-%d", probePort),
+		MetricsURL:   fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort),
+		metricsToken: token,
+		ProbeURL:     fmt.Sprintf("http://127.0.0.1:%d", probePort),
+	}
+	if err := o.spawn(out); err != nil {
+		return nil, err
+	}
+	if err := o.WaitReady(ctx, 3*time.Minute); err != nil {
+		_ = o.Stop(5 * time.Second)
+		return nil, err
+	}
+	return o, nil
+}
+
+// spawn starts the operator process with o's arguments, as a pod's
+// container: POD_NAME, and with it the leader election identity, is the
+// same at every start.
+func (o *Operator) spawn(out *os.File) error {
+	cmd := exec.Command(o.binary, o.args...)
+	cmd.Env = append(os.Environ(), "POD_NAME="+o.podName)
 	cmd.Stdout, cmd.Stderr = out, out
 	// The operator dies with its parent, even when the parent is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the operator: %w", err)
+		return fmt.Errorf("starting the operator: %w", err)
 	}
-	o := &Operator{
-		cmd:          cmd,
-		done:         make(chan error, 1),
-		MetricsURL:   fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort),
-		metricsToken: token,
-		ProbeURL:     fmt.Sprintf("http://127.0.0.1:%d", probePort),
-		PID:          cmd.Process.Pid,
-	}
-	go func() { o.done <- cmd.Wait() }()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	o.cmd, o.done, o.PID = cmd, done, cmd.Process.Pid
+	return nil
+}
 
-	deadline := time.Now().Add(3 * time.Minute)
+// WaitReady waits until /readyz answers 200, for up to timeout.
+func (o *Operator) WaitReady(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	for {
 		if err := o.ready(ctx); err == nil {
-			return o, nil
+			return nil
 		} else if time.Now().After(deadline) {
-			_ = o.Stop(5 * time.Second)
-			return nil, fmt.Errorf("operator not ready after 3m (%s): %w", localcluster.LoadAverage(), err)
+			return fmt.Errorf("operator not ready after %s (%s): %w", timeout, localcluster.LoadAverage(), err)
 		}
 		select {
 		case err := <-o.done:
 			o.done <- err
-			return nil, fmt.Errorf("operator exited during start: %w", err)
+			return fmt.Errorf("operator exited during start: %w", err)
 		case <-ctx.Done():
-			_ = o.Stop(5 * time.Second)
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+}
+
+// Kill sends SIGKILL, as a crash or the kernel's OOM killer would, and
+// waits for the process to be gone.
+func (o *Operator) Kill() {
+	_ = o.cmd.Process.Kill()
+	err := <-o.done
+	o.done <- err
+}
+
+// Restart starts the operator again after it ended (Kill, Stop), with the
+// same flags, ports and POD_NAME, as the kubelet restarts a container in
+// its pod; it does not wait for it to be ready. Its output goes to out.
+func (o *Operator) Restart(out *os.File) error {
+	if !o.Exited() {
+		return fmt.Errorf("operator (pid %d) still runs", o.PID)
+	}
+	return o.spawn(out)
+}
+
+// Replace starts the operator again after it ended, as a new pod named
+// podName that replaces a lost one: a new leader election identity, which
+// must wait for its predecessor's Lease to expire.
+func (o *Operator) Replace(out *os.File, podName string) error {
+	o.podName = podName
+	return o.Restart(out)
+}
+
+// PodName is the POD_NAME the operator runs under.
+func (o *Operator) PodName() string { return o.podName }
+
+// Exited reports whether the process has ended.
+func (o *Operator) Exited() bool {
+	select {
+	case err := <-o.done:
+		o.done <- err
+		return true
+	default:
+		return false
 	}
 }
 

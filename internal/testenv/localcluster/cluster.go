@@ -516,3 +516,24 @@ func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duratio
 		}
 	}
 }
+
+// PauseAPIServer stops the kube-apiserver process (SIGSTOP) until the
+// returned function is called (SIGCONT): its port still accepts
+// connections, which then hang, as they do when an API server is overloaded
+// or its host stalls. The rest of the cluster keeps running.
+func (c *Cluster) PauseAPIServer() (resume func(), err error) {
+	c.mu.Lock()
+	var apiserver *process
+	for _, p := range c.procs {
+		if p.name == "kube-apiserver" {
+			apiserver = p
+		}
+	}
+	c.mu.Unlock()
+	if apiserver == nil || apiserver.exited() {
+		return nil, errors.New("kube-apiserver is not running")
+	}
+	apiserver.signalGroup(syscall.SIGSTOP)
+	var once sync.Once
+	return func() { once.Do(func() { apiserver.signalGroup(syscall.SIGCONT) }) }, nil
+}
