@@ -24,6 +24,16 @@ const (
 	// ConditionBackupStale is True when no run has succeeded within twice
 	// the schedule's interval.
 	ConditionBackupStale = "BackupStale"
+	// ConditionDestinationChecked is True when the newest check of the
+	// destination, with the current spec.destination and credentials
+	// Secret, passed: a Job listed the bucket and wrote, read back and
+	// deleted a small object. It is Unknown while that check runs and
+	// False, with the store's error, when it failed or could not start.
+	ConditionDestinationChecked = "DestinationChecked"
+	// ConditionInsecureEndpoint is True when the destination's endpoint is
+	// plain http:// and allowInsecureEndpoint accepts it; it is absent
+	// otherwise.
+	ConditionInsecureEndpoint = "InsecureEndpoint"
 )
 
 // Condition reasons of Backups, beside the shared ones.
@@ -52,6 +62,38 @@ const (
 	// ReasonInvalidSchedule: spec.schedule or spec.timeZone cannot be
 	// parsed.
 	ReasonInvalidSchedule = "InvalidSchedule"
+	// ReasonCheckPassed: DestinationChecked; the destination was listed,
+	// written, read back and cleaned up with the current credentials.
+	ReasonCheckPassed = "CheckPassed"
+	// ReasonCheckingDestination: DestinationChecked is Unknown and Ready
+	// False while the first check of the current destination and
+	// credentials runs.
+	ReasonCheckingDestination = "CheckingDestination"
+	// ReasonInsecureEndpoint: the endpoint is plain http:// and
+	// allowInsecureEndpoint is not set (an object stored before the rule
+	// existed); nothing is run against it. As the InsecureEndpoint
+	// condition's reason (True), the endpoint is allowed.
+	ReasonInsecureEndpoint = "InsecureEndpoint"
+	// ReasonCredentialsMissing: the credentials Secret does not exist, or
+	// lacks a key the store needs; the message names it.
+	ReasonCredentialsMissing = "CredentialsMissing"
+	// ReasonDestinationUnreachable: the store could not be reached
+	// (connection refused, a name that does not resolve, a timeout).
+	ReasonDestinationUnreachable = "DestinationUnreachable"
+	// ReasonCredentialsRefused: the store refused the credentials, or
+	// denied listing, writing, reading or deleting in the bucket.
+	ReasonCredentialsRefused = "CredentialsRefused"
+	// ReasonBucketNotFound: the bucket or container does not exist.
+	ReasonBucketNotFound = "BucketNotFound"
+	// ReasonDestinationCheckFailed: the check failed otherwise, or its Job
+	// ended without a result; the message says how.
+	ReasonDestinationCheckFailed = "DestinationCheckFailed"
+	// ReasonDeletingDumps: the Backup is being deleted and a Job deletes
+	// its dumps, as deletionPolicy Delete asks.
+	ReasonDeletingDumps = "DeletingDumps"
+	// ReasonDeleteFailed: the dumps could not be deleted; the Backup stays
+	// until they are, or deletionPolicy is set to Retain.
+	ReasonDeleteFailed = "DeleteFailed"
 )
 
 // Event reasons of Backups.
@@ -68,4 +110,14 @@ const (
 	EventDumpsDeleted = "DumpsDeleted"
 	// EventDumpsRetained: the Backup was deleted and its dumps kept.
 	EventDumpsRetained = "DumpsRetained"
+	// EventDumpsDeleteFailed: the dumps could not be deleted (Warning).
+	EventDumpsDeleteFailed = "DumpsDeleteFailed"
+	// EventDestinationChecked: a check of the destination passed.
+	EventDestinationChecked = "DestinationChecked"
+	// EventDestinationCheckFailed: a check of the destination failed, or
+	// could not start (Warning).
+	EventDestinationCheckFailed = "DestinationCheckFailed"
+	// EventInsecureEndpoint: the destination's endpoint is plain http://,
+	// allowed by allowInsecureEndpoint or refused without it (Warning).
+	EventInsecureEndpoint = "InsecureEndpoint"
 )

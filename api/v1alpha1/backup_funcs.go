@@ -30,8 +30,17 @@ const (
 	// AnnotationBackupNow asks for a run now: set it to any new value
 	// (e.g. a timestamp); each new value starts one run.
 	AnnotationBackupNow = "steward.dev/backup-now"
-	// LabelBackup selects the Jobs and pods of one Backup.
+	// LabelBackup selects the Jobs and pods of one Backup's runs.
 	LabelBackup = "steward.dev/backup"
+	// LabelBackupCheck selects the Jobs and pods that check one Backup's
+	// destination.
+	LabelBackupCheck = "steward.dev/backup-check"
+	// LabelBackupDelete selects the Job and pods that delete one Backup's
+	// dumps.
+	LabelBackupDelete = "steward.dev/backup-delete"
+	// AnnotationDestinationHash, on a check or delete Job, identifies the
+	// destination, credentials and database it was made for.
+	AnnotationDestinationHash = "steward.dev/destination-hash"
 )
 
 // ManualJobName names the Job of the run that the backup-now annotation's
@@ -40,4 +49,16 @@ const (
 func (b *Backup) ManualJobName(value string) string {
 	sum := sha256.Sum256([]byte(value))
 	return fmt.Sprintf("%s-now-%s", b.Name, hex.EncodeToString(sum[:])[:8])
+}
+
+// CheckJobName names the Job that checks the destination and credentials
+// that hash identifies: a change of either gives another Job. The name has
+// at most 63 characters, as the Job controller's labels need.
+func (b *Backup) CheckJobName(hash string) string {
+	return fmt.Sprintf("%s-check-%s", b.Name, hash[:min(6, len(hash))])
+}
+
+// DeleteJobName names the Job that deletes the Backup's dumps.
+func (b *Backup) DeleteJobName() string {
+	return b.Name + "-delete"
 }

@@ -95,6 +95,7 @@ const (
 
 // BackupDestination is where dumps are stored.
 // +kubebuilder:validation:XValidation:rule="self.type != 'file' || has(self.volume)",message="destination.volume is required for type file: the directory must be on a volume the backup pods mount"
+// +kubebuilder:validation:XValidation:rule="!has(self.endpoint) || !self.endpoint.startsWith('http://') || (has(self.allowInsecureEndpoint) && self.allowInsecureEndpoint)",message="destination.endpoint is plain http://, which sends the dumps and the store's credentials or tokens unencrypted: use https://, or set destination.allowInsecureEndpoint: true for a store inside the cluster"
 type BackupDestination struct {
 	// Type is the store: s3, gcs, azure, or file for local development.
 	// +required
@@ -114,11 +115,23 @@ type BackupDestination struct {
 	Prefix string `json:"prefix,omitempty"`
 
 	// Endpoint is the store's URL for S3-compatible stores and emulators,
-	// e.g. "https://minio.example:9000".
+	// e.g. "https://minio.example:9000". A plain http:// URL is refused
+	// unless allowInsecureEndpoint is set.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^https?://`
 	Endpoint string `json:"endpoint,omitempty"`
+
+	// AllowInsecureEndpoint accepts an endpoint of plain http://. It is
+	// meant for a store inside the cluster (an in-cluster MinIO, an
+	// emulator) whose traffic never leaves a network you trust: over plain
+	// HTTP the dumps cross the network unencrypted, and so do SAS tokens,
+	// OAuth tokens and request signatures that can be replayed. Without it
+	// such an endpoint is refused at admission. A Backup whose http://
+	// endpoint it allows says so with the InsecureEndpoint condition and a
+	// Warning event.
+	// +optional
+	AllowInsecureEndpoint bool `json:"allowInsecureEndpoint,omitempty"`
 
 	// Region is the bucket's region, for s3.
 	// +optional
@@ -206,8 +219,10 @@ type BackupSpec struct {
 	Retention *BackupRetention `json:"retention,omitempty"`
 
 	// DeletionPolicy is what happens to the stored dumps when the Backup is
-	// deleted: Retain (the default) keeps them; Delete removes every dump
-	// and manifest Steward wrote under the destination's prefix.
+	// deleted: Retain (the default) keeps them; Delete removes the dumps
+	// and manifests of the Backup's database under the destination's
+	// prefix, with a Job in the Backup's namespace that uses the store's
+	// credentials, and keeps the Backup until that Job succeeded.
 	// +optional
 	// +kubebuilder:default=Retain
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
@@ -255,15 +270,17 @@ type BackupPhase string
 
 const (
 	// BackupPending means the Backup waits for something on its way: its
-	// Database to exist or be Ready, or a request Steward retries.
+	// Database to exist or be Ready, the check of its destination, the
+	// deletion of its dumps, or a request Steward retries.
 	BackupPending BackupPhase = "Pending"
 	// BackupScheduled means runs are scheduled and the last one did not fail.
 	BackupScheduled BackupPhase = "Scheduled"
 	// BackupSuspended means spec.suspend holds scheduled runs back.
 	BackupSuspended BackupPhase = "Suspended"
 	// BackupFailed means the Backup needs the user: its spec cannot be used,
-	// its last run failed, or no run succeeded within twice the schedule's
-	// interval. The Ready condition says which.
+	// its destination failed its check, its last run failed, or no run
+	// succeeded within twice the schedule's interval. The Ready condition
+	// says which.
 	BackupFailed BackupPhase = "Failed"
 )
 
@@ -302,12 +319,44 @@ type BackupStatus struct {
 	// +optional
 	LastManualRun string `json:"lastManualRun,omitempty"`
 
-	// Conditions are Ready, Reconciling, Stalled, LastBackupSucceeded and
-	// BackupStale.
+	// DestinationCheck is the outcome of the newest check of the
+	// destination, for the destination and credentials it names.
+	// +optional
+	DestinationCheck *DestinationCheck `json:"destinationCheck,omitempty"`
+
+	// Conditions are Ready, Reconciling, Stalled, DestinationChecked,
+	// LastBackupSucceeded, BackupStale and, for an allowed http://
+	// endpoint, InsecureEndpoint.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DestinationCheck is the outcome of a check of a Backup's destination: a
+// Job in the Backup's namespace, with the store's credentials, lists the
+// bucket, writes a small object, reads it back and deletes it.
+type DestinationCheck struct {
+	// Hash identifies what was checked: spec.destination and the
+	// resourceVersion of its credentials Secret. A change of either
+	// starts a new check.
+	Hash string `json:"hash"`
+	// Job is the name of the Job that checked.
+	// +optional
+	Job string `json:"job,omitempty"`
+	// CompletionTime is when the Job ended.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Passed is true when every step succeeded.
+	Passed bool `json:"passed"`
+	// Reason says what failed, as the DestinationChecked condition's
+	// reason: DestinationUnreachable, CredentialsRefused, BucketNotFound,
+	// CredentialsMissing or DestinationCheckFailed.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message is the store's error, with every credential replaced by ***.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // Backup takes scheduled logical dumps of a database, streams them to an
