@@ -116,7 +116,7 @@ func openGCS(ctx context.Context, d Destination, creds map[string][]byte, l labe
 		})
 		if err != nil {
 			// The parser's errors do not quote the key's contents.
-			return nil, fmt.Errorf("%s: the credentials Secret's %s is not a service account key: %w", l, GCSServiceAccountKey, err)
+			return nil, missing(fmt.Errorf("%s: the credentials Secret's %s is not a service account key: %w", l, GCSServiceAccountKey, err))
 		}
 		hc, err = httptransport.NewClient(&httptransport.Options{Credentials: c, BaseRoundTripper: hc.Transport})
 		if err != nil {
@@ -125,7 +125,7 @@ func openGCS(ctx context.Context, d Destination, creds map[string][]byte, l labe
 		opts = append(opts, option.WithAuthCredentials(c))
 	} else {
 		if d.Endpoint == "" {
-			return nil, fmt.Errorf("%s: the credentials Secret has no key %s (only an emulator's Endpoint may go without)", l, GCSServiceAccountKey)
+			return nil, missing(fmt.Errorf("%s: the credentials Secret has no key %s (only an emulator's Endpoint may go without)", l, GCSServiceAccountKey))
 		}
 		opts = append(opts, option.WithoutAuthentication())
 	}
@@ -174,7 +174,7 @@ func openAzure(ctx context.Context, d Destination, creds map[string][]byte, l la
 	case key != "":
 		cred, err := container.NewSharedKeyCredential(account, key)
 		if err != nil {
-			return nil, fmt.Errorf("%s: the credentials Secret's %s is not a valid shared key", l, AzureStorageKey)
+			return nil, missing(fmt.Errorf("%s: the credentials Secret's %s is not a valid shared key", l, AzureStorageKey))
 		}
 		client, err = container.NewClientWithSharedKeyCredential(containerURL, cred, copts)
 		if err != nil {
@@ -187,7 +187,7 @@ func openAzure(ctx context.Context, d Destination, creds map[string][]byte, l la
 			return nil, fmt.Errorf("%s: the container URL with the SAS token does not parse", l)
 		}
 	default:
-		return nil, fmt.Errorf("%s: the credentials Secret has neither key %s nor key %s", l, AzureStorageKey, AzureStorageSASToken)
+		return nil, missing(fmt.Errorf("%s: the credentials Secret has neither key %s nor key %s", l, AzureStorageKey, AzureStorageSASToken))
 	}
 	b, err := azureblob.OpenBucket(ctx, client, nil)
 	if err != nil {

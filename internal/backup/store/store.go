@@ -128,6 +128,9 @@ var (
 	// ErrBucketNotFound means the bucket, container or directory does not
 	// exist.
 	ErrBucketNotFound = errors.New("bucket not found")
+	// ErrCredentialsMissing means the credentials Secret lacks a key the
+	// store needs, or holds a value that cannot be one (Open's errors).
+	ErrCredentialsMissing = errors.New("credentials missing")
 )
 
 // Open returns a bucket for d scoped to d.Prefix, using only the credentials
@@ -135,7 +138,7 @@ var (
 // for its keys). It does not contact the store; use Check for that. The
 // caller closes the bucket.
 func Open(ctx context.Context, d Destination, creds map[string][]byte) (*blob.Bucket, error) {
-	l := label{typ: d.Type, bucket: d.Bucket, endpoint: redactURL(d.Endpoint)}
+	l := label{typ: d.Type, bucket: d.Bucket, endpoint: RedactURL(d.Endpoint)}
 	if d.Bucket == "" {
 		return nil, fmt.Errorf("%s: the bucket is empty", l)
 	}
@@ -184,9 +187,19 @@ func Check(ctx context.Context, b *blob.Bucket) error {
 
 // classify returns the sentinel error that describes err, or a generic one.
 func classify(err error) error {
-	var netErr net.Error
+	var (
+		opErr  *net.OpError
+		dnsErr *net.DNSError
+		netErr net.Error
+	)
 	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr):
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &opErr), errors.As(err, &dnsErr):
+		return ErrUnreachable
+	case strings.Contains(err.Error(), "cannot fetch token"):
+		// The token endpoint answered, and refused the service account
+		// key (a *url.Error around it is a net.Error too).
+		return ErrCredentialsRefused
+	case errors.As(err, &netErr):
 		return ErrUnreachable
 	}
 	switch gcerrors.Code(err) {
@@ -216,7 +229,7 @@ func classify(err error) error {
 func secret(l label, creds map[string][]byte, key string) (string, error) {
 	v := strings.TrimSpace(string(creds[key]))
 	if v == "" {
-		return "", fmt.Errorf("%s: the credentials Secret has no key %s", l, key)
+		return "", missing(fmt.Errorf("%s: the credentials Secret has no key %s", l, key))
 	}
 	return v, nil
 }
@@ -231,9 +244,9 @@ func newHTTPClient() *http.Client {
 	return &http.Client{Transport: t}
 }
 
-// redactURL returns raw without user information, query or fragment, which
+// RedactURL returns raw without user information, query or fragment, which
 // may hold credentials, or a placeholder when raw does not parse.
-func redactURL(raw string) string {
+func RedactURL(raw string) string {
 	if raw == "" {
 		return ""
 	}
