@@ -21,6 +21,8 @@ limitations under the License.
 //	steward copy-binary DEST  copies this executable to DEST (the pods' init container)
 //	steward backup            dumps a database into a bucket (see package dump)
 //	steward restore           restores a backup into a database (see package dump)
+//	steward backup-check      checks that a bucket can hold backups (see package dump)
+//	steward backup-delete     deletes a database's backups from a bucket (see package dump)
 //
 // Without a subcommand it runs the operator, configured by flags.
 package main
@@ -50,7 +52,7 @@ func main() {
 			code := instance.Main(ctx, os.Stderr)
 			stop()
 			os.Exit(code)
-		case "backup", "restore":
+		case dump.CommandBackup, dump.CommandRestore, dump.CommandCheck, dump.CommandDelete:
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			code := dump.Main(ctx, os.Args[1], os.Getenv, os.Stderr)
 			stop()

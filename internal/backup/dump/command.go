@@ -31,12 +31,30 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/backup/redact"
 	"github.com/steward-dev/steward/internal/backup/retention"
 	"github.com/steward-dev/steward/internal/backup/store"
 )
 
-// Environment variables of `steward backup` and `steward restore`. The
-// database is the one backed up, or restored into.
+// The commands Main runs: the subcommands of steward that backup pods run.
+const (
+	// CommandBackup dumps the database into the destination, then prunes.
+	CommandBackup = "backup"
+	// CommandRestore restores a backup into the database.
+	CommandRestore = "restore"
+	// CommandCheck checks the destination with store.Probe: it lists the
+	// bucket and writes, reads back and deletes a small object. It
+	// connects to no database.
+	CommandCheck = "backup-check"
+	// CommandDelete deletes the backups of the database named by EnvDBName
+	// from the destination (DeleteDumps). It connects to no database.
+	CommandDelete = "backup-delete"
+)
+
+// Environment variables of the commands. The database is the one backed
+// up, or restored into; backup-check reads only the destination's, and
+// backup-delete the destination's and EnvDBName.
 const (
 	EnvDBType     = "STEWARD_DB_TYPE"
 	EnvDBHost     = "STEWARD_DB_HOST"
@@ -107,8 +125,16 @@ type Result struct {
 	// failed, which does not fail the backup.
 	Pruned     int    `json:"pruned"`
 	PruneError string `json:"pruneError,omitempty"`
-	// Error is why the run failed, shortened.
+	// Deleted is the number of backups backup-delete deleted.
+	Deleted int `json:"deleted,omitempty"`
+	// Error is why the run failed, shortened, with every credential
+	// replaced by redact.Mask.
 	Error string `json:"error,omitempty"`
+	// Reason classifies a failure of the destination, as the reasons of a
+	// Backup's DestinationChecked condition: DestinationUnreachable,
+	// CredentialsRefused, BucketNotFound or CredentialsMissing; empty when
+	// the failure is none of those.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Marshal returns the Result as JSON of at most MaxResultBytes, shortening
@@ -149,21 +175,31 @@ func ParseResult(message string) (Result, error) {
 	return r, nil
 }
 
-// Main runs `steward backup` (command "backup") or `steward restore`
-// ("restore") configured by getenv, writes the Result to the termination
-// log and returns the exit code.
+// Main runs command (one of the Command constants) configured by getenv,
+// writes the Result to the termination log and returns the exit code.
+// Every credential it holds (the database password, the store's
+// credentials and the endpoint's user information) is replaced by
+// redact.Mask in the Result and in what it writes to log.
 func Main(ctx context.Context, command string, getenv func(string) string, log io.Writer) int {
 	start := time.Now().UTC()
-	res, password, err := run(ctx, command, getenv, log)
+	creds, err := readCredentials(getenv(EnvStoreCredentialsDir))
+	red := redact.New(getenv(EnvDBPassword))
+	red.Add(store.Secrets(destinationFromEnv(getenv), creds)...)
+	log = red.Writer(log)
+	var res Result
+	if err == nil {
+		res, err = run(ctx, command, getenv, creds, log)
+	}
 	res.StartTime = start
 	res.CompletionTime = time.Now().UTC()
 	res.DurationSeconds = res.CompletionTime.Sub(start).Seconds()
 	res.Succeeded = err == nil
 	if err != nil {
-		res.Error = scrub(Source{Password: password}, err.Error())
+		res.Error = red.String(err.Error())
+		res.Reason = reason(err)
 		fmt.Fprintf(log, "%s: %s\n", command, res.Error)
 	}
-	res.PruneError = scrub(Source{Password: password}, res.PruneError)
+	res.PruneError = red.String(res.PruneError)
 	data := res.Marshal()
 	fmt.Fprintf(log, "%s: result %s\n", command, data)
 	path := getenv(EnvTerminationLog)
@@ -179,49 +215,82 @@ func Main(ctx context.Context, command string, getenv func(string) string, log i
 	return 0
 }
 
-func run(ctx context.Context, command string, getenv func(string) string, log io.Writer) (Result, string, error) {
-	var res Result
-	db, err := sourceFromEnv(getenv)
-	if err != nil {
-		return res, db.Password, err
+// reason classifies an error of the destination as a Backup condition's
+// reason, or "".
+func reason(err error) string {
+	switch {
+	case errors.Is(err, store.ErrCredentialsMissing):
+		return v1alpha1.ReasonCredentialsMissing
+	case errors.Is(err, store.ErrUnreachable):
+		return v1alpha1.ReasonDestinationUnreachable
+	case errors.Is(err, store.ErrCredentialsRefused):
+		return v1alpha1.ReasonCredentialsRefused
+	case errors.Is(err, store.ErrBucketNotFound):
+		return v1alpha1.ReasonBucketNotFound
 	}
-	bucket, err := bucketFromEnv(ctx, getenv)
+	return ""
+}
+
+func run(ctx context.Context, command string, getenv func(string) string, creds map[string][]byte, log io.Writer) (Result, error) {
+	var res Result
+	var db Source
+	switch command {
+	case CommandBackup, CommandRestore:
+		var err error
+		if db, err = sourceFromEnv(getenv); err != nil {
+			return res, err
+		}
+	case CommandCheck, CommandDelete:
+	default:
+		return res, fmt.Errorf("unknown command %q", command)
+	}
+	d := destinationFromEnv(getenv)
+	bucket, err := openBucket(ctx, d, creds)
 	if err != nil {
-		return res, db.Password, err
+		return res, err
 	}
 	defer func() { _ = bucket.Close() }()
 	switch command {
-	case "backup":
+	case CommandCheck:
+		if err := store.Probe(ctx, bucket); err != nil {
+			return res, err
+		}
+		fmt.Fprintf(log, "%s: listed the %s destination, wrote, read back and deleted a test object\n", command, d.Type)
+		return res, nil
+	case CommandDelete:
+		name := getenv(EnvDBName)
+		res.Deleted, err = DeleteDumps(ctx, bucket, name)
+		fmt.Fprintf(log, "%s: deleted %d backups of database %q\n", command, res.Deleted, name)
+		return res, err
+	case CommandBackup:
 		policy, err := retentionFromEnv(getenv)
 		if err != nil {
-			return res, db.Password, err
+			return res, err
 		}
 		rep, err := Backup(ctx, db, bucket, Options{Retention: policy, Log: log})
 		if err != nil {
-			return res, db.Password, err
+			return res, err
 		}
 		res.Key, res.Size, res.SHA256 = rep.Manifest.Key, rep.Manifest.Size, rep.Manifest.SHA256
 		res.Pruned = len(rep.Pruned)
 		if rep.PruneError != nil {
 			res.PruneError = rep.PruneError.Error()
 		}
-		return res, db.Password, nil
-	case "restore":
-		key := getenv(EnvRestoreKey)
-		if key == "" {
-			key = Latest
-		}
-		overwrite := false
-		if v := getenv(EnvRestoreOverwrite); v != "" {
-			if overwrite, err = strconv.ParseBool(v); err != nil {
-				return res, db.Password, fmt.Errorf("%s=%q is not true or false", EnvRestoreOverwrite, v)
-			}
-		}
-		m, err := Restore(ctx, bucket, key, db, RestoreOptions{Overwrite: overwrite, Log: log})
-		res.Key, res.Size, res.SHA256 = m.Key, m.Size, m.SHA256
-		return res, db.Password, err
+		return res, nil
 	}
-	return res, db.Password, fmt.Errorf("unknown command %q", command)
+	key := getenv(EnvRestoreKey)
+	if key == "" {
+		key = Latest
+	}
+	overwrite := false
+	if v := getenv(EnvRestoreOverwrite); v != "" {
+		if overwrite, err = strconv.ParseBool(v); err != nil {
+			return res, fmt.Errorf("%s=%q is not true or false", EnvRestoreOverwrite, v)
+		}
+	}
+	m, err := Restore(ctx, bucket, key, db, RestoreOptions{Overwrite: overwrite, Log: log})
+	res.Key, res.Size, res.SHA256 = m.Key, m.Size, m.SHA256
+	return res, err
 }
 
 func sourceFromEnv(getenv func(string) string) (Source, error) {
@@ -250,17 +319,16 @@ func sourceFromEnv(getenv func(string) string) (Source, error) {
 	return s, s.validate()
 }
 
-func bucketFromEnv(ctx context.Context, getenv func(string) string) (*blob.Bucket, error) {
-	d := Destination{
+func destinationFromEnv(getenv func(string) string) Destination {
+	return Destination{
 		Type: getenv(EnvDestinationType), Bucket: getenv(EnvDestinationBucket), Prefix: getenv(EnvDestinationPrefix),
 		Endpoint: getenv(EnvDestinationEndpoint), Region: getenv(EnvDestinationRegion),
 	}
+}
+
+func openBucket(ctx context.Context, d Destination, creds map[string][]byte) (*blob.Bucket, error) {
 	if d.Type == "" {
 		return nil, fmt.Errorf("missing environment variable %s", EnvDestinationType)
-	}
-	creds, err := readCredentials(getenv(EnvStoreCredentialsDir))
-	if err != nil {
-		return nil, err
 	}
 	b, err := OpenBucket(ctx, d, creds)
 	if err != nil {

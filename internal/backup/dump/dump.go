@@ -91,6 +91,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/steward-dev/steward/internal/backup/redact"
 	"github.com/steward-dev/steward/internal/backup/retention"
 )
 
@@ -335,10 +336,8 @@ func (s Source) port() int {
 	}
 }
 
-// scrub removes the password from a text.
+// scrub removes the password from a text. Main removes every other
+// credential from what leaves the run.
 func scrub(s Source, text string) string {
-	if s.Password == "" {
-		return text
-	}
-	return strings.ReplaceAll(text, s.Password, "********")
+	return redact.New(s.Password).String(text)
 }
