@@ -17,9 +17,11 @@ limitations under the License.
 // Package jobs builds the pods that run `steward backup` and `steward
 // restore`: the engine's official image, which carries the dump and restore
 // tools, with Steward's binary copied in by an init container, as in a
-// database pod. A run reports its result in its container's termination
-// message, which the operator reads from the finished pod's status: the pod
-// needs no API access at all.
+// database pod. It also builds the pods of `steward backup-check` and
+// `steward backup-delete`, which need no tool and run in Steward's own
+// image. A run reports its result in its container's termination message,
+// which the operator reads from the finished pod's status: the pod needs no
+// API access at all, and the operator never contacts a store itself.
 package jobs
 
 import (
@@ -107,9 +109,6 @@ type Run struct {
 // PodTemplate is the pod of a run. It never restarts: a failed run is
 // reported, and the next scheduled run tries again.
 func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
-	value := func(name, v string) *corev1ac.EnvVarApplyConfiguration {
-		return corev1ac.EnvVar().WithName(name).WithValue(v)
-	}
 	secret := func(name, key string) *corev1ac.EnvVarApplyConfiguration {
 		return corev1ac.EnvVar().WithName(name).WithValueFrom(corev1ac.EnvVarSource().
 			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(r.Conn.CredentialsSecret).WithKey(key)))
@@ -118,7 +117,6 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 	if port == 0 {
 		port = DefaultPort(r.Conn.Type)
 	}
-	d := r.Destination
 	env := []*corev1ac.EnvVarApplyConfiguration{
 		value(dump.EnvDBType, string(r.Conn.Type)),
 		value(dump.EnvDBHost, r.Conn.Host),
@@ -126,13 +124,8 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 		value(dump.EnvDBName, r.Conn.Database),
 		secret(dump.EnvDBUsername, "username"),
 		secret(dump.EnvDBPassword, "password"),
-		value(dump.EnvDestinationType, string(d.Type)),
-		value(dump.EnvDestinationBucket, bucket(d)),
-		value(dump.EnvDestinationPrefix, d.Prefix),
-		value(dump.EnvDestinationEndpoint, d.Endpoint),
-		value(dump.EnvDestinationRegion, d.Region),
-		value("HOME", "/tmp"),
 	}
+	env = append(env, destinationEnv(r.Destination)...)
 	if ret := r.Retention; ret != nil {
 		for _, n := range []struct {
 			env string
@@ -156,56 +149,136 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 		env = append(env, value(dump.EnvRestoreKey, r.Key), value(dump.EnvRestoreOverwrite, strconv.FormatBool(r.Overwrite)))
 	}
 
-	mounts := []*corev1ac.VolumeMountApplyConfiguration{
-		corev1ac.VolumeMount().WithName(binVolume).WithMountPath(instance.BinaryDir).WithReadOnly(true),
-		corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp"),
-	}
-	volumes := []*corev1ac.VolumeApplyConfiguration{
-		corev1ac.Volume().WithName(binVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
-		corev1ac.Volume().WithName(tmpVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
-	}
-	if ref := d.CredentialsSecretRef; ref != nil {
-		env = append(env, value(dump.EnvStoreCredentialsDir, storeMount))
-		mounts = append(mounts, corev1ac.VolumeMount().WithName(storeVolume).WithMountPath(storeMount).WithReadOnly(true))
-		volumes = append(volumes, corev1ac.Volume().WithName(storeVolume).
-			WithSecret(corev1ac.SecretVolumeSource().WithSecretName(ref.Name).WithDefaultMode(0o400)))
-	}
-	if d.Type == v1alpha1.DestinationFile && d.Volume != nil {
-		mounts = append(mounts, corev1ac.VolumeMount().WithName(fileVolume).WithMountPath(fileMount))
-		volumes = append(volumes, corev1ac.Volume().WithName(fileVolume).
-			WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(d.Volume.Name)))
-	}
-
-	security := corev1ac.SecurityContext().
-		WithAllowPrivilegeEscalation(false).
-		WithRunAsNonRoot(true).
-		WithCapabilities(corev1ac.Capabilities().WithDrop("ALL"))
+	s := storage(r.Destination)
 	main := corev1ac.Container().
 		WithName(Container).
 		WithImage(r.Image).
 		WithCommand(instance.BinaryPath, r.Command).
-		WithEnv(env...).
-		WithVolumeMounts(mounts...).
-		WithSecurityContext(security).
+		WithEnv(append(env, s.env...)...).
+		WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
+			corev1ac.VolumeMount().WithName(binVolume).WithMountPath(instance.BinaryDir).WithReadOnly(true),
+		}, s.mounts...)...).
+		WithSecurityContext(containerSecurity()).
 		WithTerminationMessagePolicy(corev1.TerminationMessageReadFile).
 		WithResources(corev1ac.ResourceRequirements().
 			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}).
 			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}))
-	copyBinary := instance.CopyBinaryContainer(r.InstanceImage, binVolume, security)
+	copyBinary := instance.CopyBinaryContainer(r.InstanceImage, binVolume, containerSecurity())
 	return corev1ac.PodTemplateSpec().
 		WithLabels(r.Labels).
-		WithSpec(corev1ac.PodSpec().
-			WithRestartPolicy(corev1.RestartPolicyNever).
-			WithAutomountServiceAccountToken(false).
+		WithSpec(podSpec().
 			WithInitContainers(copyBinary).
 			WithContainers(main).
-			WithVolumes(volumes...).
-			WithSecurityContext(corev1ac.PodSecurityContext().
-				WithRunAsNonRoot(true).
-				WithRunAsUser(toolUID).
-				WithRunAsGroup(toolUID).
-				WithFSGroup(toolUID).
-				WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))))
+			WithVolumes(append([]*corev1ac.VolumeApplyConfiguration{
+				corev1ac.Volume().WithName(binVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+			}, s.volumes...)...))
+}
+
+// Task is a run that works on the destination only: the check of a
+// destination (dump.CommandCheck) or the deletion of a database's dumps
+// (dump.CommandDelete).
+type Task struct {
+	// Command is dump.CommandCheck or dump.CommandDelete.
+	Command string
+	// Image is Steward's own image, whose entrypoint is the steward
+	// binary.
+	Image       string
+	Destination v1alpha1.BackupDestination
+	// Database is the dumped database's name, whose dumps a delete
+	// deletes.
+	Database string
+	// Labels go on the pods.
+	Labels map[string]string
+}
+
+// TaskPodTemplate is the pod of a Task: Steward's own image, with the
+// destination's environment, credentials Secret and volume as a run has
+// them, and neither a database's address nor its credentials. Like a run,
+// it never restarts and has no API access.
+func TaskPodTemplate(t Task) *corev1ac.PodTemplateSpecApplyConfiguration {
+	env := destinationEnv(t.Destination)
+	if t.Command == dump.CommandDelete {
+		env = append(env, value(dump.EnvDBName, t.Database))
+	}
+	s := storage(t.Destination)
+	main := corev1ac.Container().
+		WithName(Container).
+		WithImage(t.Image).
+		WithArgs(t.Command).
+		WithEnv(append(env, s.env...)...).
+		WithVolumeMounts(s.mounts...).
+		WithSecurityContext(containerSecurity()).
+		WithTerminationMessagePolicy(corev1.TerminationMessageReadFile).
+		WithResources(corev1ac.ResourceRequirements().
+			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}).
+			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}))
+	return corev1ac.PodTemplateSpec().
+		WithLabels(t.Labels).
+		WithSpec(podSpec().WithContainers(main).WithVolumes(s.volumes...))
+}
+
+func value(name, v string) *corev1ac.EnvVarApplyConfiguration {
+	return corev1ac.EnvVar().WithName(name).WithValue(v)
+}
+
+// destinationEnv says where the destination is.
+func destinationEnv(d v1alpha1.BackupDestination) []*corev1ac.EnvVarApplyConfiguration {
+	return []*corev1ac.EnvVarApplyConfiguration{
+		value(dump.EnvDestinationType, string(d.Type)),
+		value(dump.EnvDestinationBucket, bucket(d)),
+		value(dump.EnvDestinationPrefix, d.Prefix),
+		value(dump.EnvDestinationEndpoint, d.Endpoint),
+		value(dump.EnvDestinationRegion, d.Region),
+		value("HOME", "/tmp"),
+	}
+}
+
+// storageParts are the environment, mounts and volumes of a pod's storage:
+// /tmp, the store's credentials Secret, and a file destination's volume.
+type storageParts struct {
+	env     []*corev1ac.EnvVarApplyConfiguration
+	mounts  []*corev1ac.VolumeMountApplyConfiguration
+	volumes []*corev1ac.VolumeApplyConfiguration
+}
+
+func storage(d v1alpha1.BackupDestination) storageParts {
+	s := storageParts{
+		mounts:  []*corev1ac.VolumeMountApplyConfiguration{corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp")},
+		volumes: []*corev1ac.VolumeApplyConfiguration{corev1ac.Volume().WithName(tmpVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource())},
+	}
+	if ref := d.CredentialsSecretRef; ref != nil {
+		s.env = append(s.env, value(dump.EnvStoreCredentialsDir, storeMount))
+		s.mounts = append(s.mounts, corev1ac.VolumeMount().WithName(storeVolume).WithMountPath(storeMount).WithReadOnly(true))
+		s.volumes = append(s.volumes, corev1ac.Volume().WithName(storeVolume).
+			WithSecret(corev1ac.SecretVolumeSource().WithSecretName(ref.Name).WithDefaultMode(0o400)))
+	}
+	if d.Type == v1alpha1.DestinationFile && d.Volume != nil {
+		s.mounts = append(s.mounts, corev1ac.VolumeMount().WithName(fileVolume).WithMountPath(fileMount))
+		s.volumes = append(s.volumes, corev1ac.Volume().WithName(fileVolume).
+			WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(d.Volume.Name)))
+	}
+	return s
+}
+
+func containerSecurity() *corev1ac.SecurityContextApplyConfiguration {
+	return corev1ac.SecurityContext().
+		WithAllowPrivilegeEscalation(false).
+		WithRunAsNonRoot(true).
+		WithCapabilities(corev1ac.Capabilities().WithDrop("ALL"))
+}
+
+// podSpec is the spec every backup, restore, check and delete pod shares:
+// never restarted, no service account token, a non-root user of its own.
+func podSpec() *corev1ac.PodSpecApplyConfiguration {
+	return corev1ac.PodSpec().
+		WithRestartPolicy(corev1.RestartPolicyNever).
+		WithAutomountServiceAccountToken(false).
+		WithSecurityContext(corev1ac.PodSecurityContext().
+			WithRunAsNonRoot(true).
+			WithRunAsUser(toolUID).
+			WithRunAsGroup(toolUID).
+			WithFSGroup(toolUID).
+			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
 }
 
 // bucket is the destination's bucket as the run sees it: for type file, a
