@@ -16,8 +16,11 @@ limitations under the License.
 
 // Package backup reconciles Backups: a CronJob whose pods dump a database
 // to an object store, the results of its runs read from their pods'
-// termination messages, freshness, metrics, on-demand runs, and the
-// deletion policy of the stored dumps.
+// termination messages, freshness, metrics, on-demand runs, a check of the
+// destination, and the deletion policy of the stored dumps. Whatever
+// touches a store runs as a Job in the Backup's namespace with the
+// Backup's credentials Secret; the operator reads only the Jobs' results,
+// and never reads a credential.
 package backup
 
 import (
@@ -25,12 +28,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -59,6 +64,10 @@ const (
 	// retryUserError is how long to wait before looking again at a problem
 	// the user must fix that no watch event announces.
 	retryUserError = time.Minute
+	// credentialsResync is how often a Backup with a credentials Secret is
+	// looked at, at least: Secrets are not watched, and a changed Secret
+	// is checked again.
+	credentialsResync = 10 * time.Minute
 )
 
 // Reconciler reconciles Backups.
@@ -84,15 +93,16 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile brings one Backup's CronJob in line with its spec, records the
-// results of finished runs, and writes the status if it changed.
+// Reconcile brings one Backup's CronJob in line with its spec, checks its
+// destination, records the results of finished runs, and writes the status
+// if it changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b := &v1alpha1.Backup{}
 	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !b.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, b)
+		return r.finalize(ctx, b)
 	}
 	if !controllerutil.ContainsFinalizer(b, v1alpha1.BackupFinalizer) {
 		orig := b.DeepCopy()
@@ -103,13 +113,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	now := r.now()
 
-	obs, err := r.reconcileRuns(ctx, b)
+	dest, err := r.reconcileDestination(ctx, b, now)
 	if err != nil {
-		obs.problem = &conditions.Problem{Reason: v1alpha1.ReasonReconcileError, Message: err.Error()}
+		dest.problem = &conditions.Problem{Reason: v1alpha1.ReasonReconcileError, Message: err.Error()}
 	}
-	runs, err2 := r.finishedRuns(ctx, b)
-	err = errors.Join(err, err2)
-	next := computeStatus(b, obs, runs, now)
+	obs, err2 := r.reconcileRuns(ctx, b)
+	if err2 != nil {
+		obs.problem = &conditions.Problem{Reason: v1alpha1.ReasonReconcileError, Message: err2.Error()}
+	}
+	runs, err3 := r.finishedRuns(ctx, b)
+	err = errors.Join(err, err2, err3)
+	next := computeStatus(b, obs, dest, runs, now)
 	prev := b.Status.DeepCopy()
 	// The write is conditional on the Backup not having changed since it
 	// was read: a reconcile from a stale cache fails here and is retried,
@@ -119,10 +133,32 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.announce(b, prev, runs, &next)
 	observeMetrics(b, &next)
+	// The outcomes of these checks are in status now.
+	for _, job := range dest.done {
+		err = errors.Join(err, r.applier().Delete(ctx, job, b.UID))
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: requeueAfter(b, obs, &next, now)}, nil
+	return ctrl.Result{RequeueAfter: requeueAfter(b, obs, dest, &next, now)}, nil
+}
+
+// maxNote is the most bytes an event's note may have: the API server
+// refuses a longer one, and the event would be lost.
+const maxNote = 1024
+
+// event emits an event whose note is shortened to maxNote bytes. A store's
+// error can be longer: it quotes requests and responses.
+func (r *Reconciler) event(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	msg := fmt.Sprintf(note, args...)
+	if len(msg) > maxNote {
+		cut := maxNote - len("…")
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	r.Recorder.Eventf(regarding, related, eventtype, reason, action, "%s", msg)
 }
 
 func (r *Reconciler) now() time.Time {
@@ -136,6 +172,10 @@ func (r *Reconciler) now() time.Time {
 // on-demand run when the annotation asks for one.
 func (r *Reconciler) reconcileRuns(ctx context.Context, b *v1alpha1.Backup) (observed, error) {
 	obs := observed{}
+	if p := refusedEndpoint(b.Spec.Destination); p != nil {
+		obs.problem = p
+		return obs, nil
+	}
 	sched, p := parseSchedule(b.Spec.Schedule, b.Spec.TimeZone)
 	if p != nil {
 		obs.problem = p
@@ -147,7 +187,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, b *v1alpha1.Backup) (obs
 		obs.problem = p
 		return obs, err
 	}
-	applier := apply.Applier{Client: r.Client, Reader: r.APIReader}
+	applier := r.applier()
 	cj := &batchv1.CronJob{}
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(b), cj); client.IgnoreNotFound(err) != nil {
 		return obs, fmt.Errorf("reading CronJob %s: %w", b.Name, err)
@@ -172,36 +212,49 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, b *v1alpha1.Backup) (obs
 			return obs, err
 		}
 		obs.manualRun = want
-		r.Recorder.Eventf(b, job, corev1.EventTypeNormal, v1alpha1.EventBackupRequested, "Backup",
+		r.event(b, job, corev1.EventTypeNormal, v1alpha1.EventBackupRequested, "Backup",
 			"Started Job %s as the %s annotation asks", job.Name, v1alpha1.AnnotationBackupNow)
 	}
 	return obs, nil
 }
 
 // requeueAfter is when to look again without an event: when the Backup
-// would turn stale, and after a problem the user must fix.
-func requeueAfter(b *v1alpha1.Backup, obs observed, st *v1alpha1.BackupStatus, now time.Time) time.Duration {
+// would turn stale, after a problem the user must fix, when a failed check
+// is due again, and at least every credentialsResync with a credentials
+// Secret.
+func requeueAfter(b *v1alpha1.Backup, obs observed, dest destination, st *v1alpha1.BackupStatus, now time.Time) time.Duration {
 	if obs.problem != nil {
 		return retryUserError
 	}
-	if at := staleTime(b, st, obs.schedule, now); at.After(now) {
-		return at.Sub(now) + time.Second
+	if dest.problem != nil {
+		if dest.retryAt.After(now) {
+			return dest.retryAt.Sub(now) + time.Second
+		}
+		return retryUserError
 	}
-	if st.NextScheduleTime != nil && st.NextScheduleTime.After(now) {
-		return st.NextScheduleTime.Sub(now) + time.Minute
+	var after time.Duration
+	switch at := staleTime(b, st, obs.schedule, now); {
+	case at.After(now):
+		after = at.Sub(now) + time.Second
+	case st.NextScheduleTime != nil && st.NextScheduleTime.After(now):
+		after = st.NextScheduleTime.Sub(now) + time.Minute
 	}
-	return 0
+	if b.Spec.Destination.CredentialsSecretRef != nil && (after == 0 || after > credentialsResync) {
+		after = credentialsResync
+	}
+	return after
 }
 
 // SetupWithManager registers the reconciler, watching Backups, their
-// CronJobs and Jobs, and the pods of those Jobs.
+// CronJobs and Jobs (runs, checks and deletes), and the pods of those Jobs.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	byLabel := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []ctrl.Request {
-		name := obj.GetLabels()[v1alpha1.LabelBackup]
-		if name == "" {
-			return nil
+		for _, label := range []string{v1alpha1.LabelBackup, v1alpha1.LabelBackupCheck, v1alpha1.LabelBackupDelete} {
+			if name := obj.GetLabels()[label]; name != "" {
+				return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
+			}
 		}
-		return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
+		return nil
 	})
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.Backup{}, databaseIndex, func(o client.Object) []string {
 		if ref := o.(*v1alpha1.Backup).Spec.Source.DatabaseRef; ref != nil {

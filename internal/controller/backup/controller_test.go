@@ -46,7 +46,7 @@ func newBackup(ns, name string, mutate ...func(*v1alpha1.Backup)) *v1alpha1.Back
 				Host: "pg.example", Database: "shop", CredentialsSecretRef: corev1.LocalObjectReference{Name: "pg-login"},
 			}},
 			Destination: v1alpha1.BackupDestination{Type: v1alpha1.DestinationS3, Bucket: "backups", Prefix: "shop/",
-				Endpoint: "http://s3.example:9000", CredentialsSecretRef: &corev1.LocalObjectReference{Name: "s3-keys"}},
+				Endpoint: "http://s3.example:9000", AllowInsecureEndpoint: true, CredentialsSecretRef: &corev1.LocalObjectReference{Name: "s3-keys"}},
 			Schedule:  "0 2 * * *",
 			Retention: &v1alpha1.BackupRetention{KeepLast: new(int32(3)), MaxAge: &metav1.Duration{Duration: 720 * time.Hour}},
 		},
@@ -98,48 +98,48 @@ func hasCond(t, status, reason string) func(*v1alpha1.Backup) bool {
 // in the termination message, as the Job controller and kubelet would.
 func finishJob(t *testing.T, ns, job string, res dump.Result) {
 	t.Helper()
-	j := &batchv1.Job{}
-	eventually(t, func() error { return get(ns, job, j) })
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: job + "-pod", Namespace: ns, Labels: map[string]string{}},
-		Spec:       *j.Spec.Template.Spec.DeepCopy(),
-	}
-	for k, v := range j.Spec.Template.Labels {
-		pod.Labels[k] = v
-	}
-	pod.Labels[batchv1.JobNameLabel] = job
-	create(t, pod)
-	pod.Status.Phase = corev1.PodSucceeded
 	exit := int32(0)
 	if !res.Succeeded {
-		pod.Status.Phase, exit = corev1.PodFailed, 1
+		exit = 1
 	}
-	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
-		Name: jobs.Container, Image: j.Spec.Template.Spec.Containers[0].Image,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Message: string(res.Marshal())}},
-	}}
-	if err := k8s.Status().Update(context.Background(), pod); err != nil {
-		t.Fatal(err)
-	}
-	now := metav1.Now()
-	j.Status.StartTime = &now
-	if res.Succeeded {
-		j.Status.CompletionTime = &now
-		j.Status.Succeeded = 1
-		j.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
+	finishJobWith(t, ns, job, string(res.Marshal()), exit)
+}
+
+// storeSecret creates the Secret s3-keys that newBackup's destination
+// names, with values no store takes.
+func storeSecret(t *testing.T, ns string) {
+	t.Helper()
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3-keys", Namespace: ns},
+		StringData: map[string]string{store.AWSAccessKeyID: "AKIAEXAMPLE", store.AWSSecretAccessKey: "not-a-real-secret"}})
+}
+
+// checkJob waits for the Job that checks the Backup's destination and
+// returns its name.
+func checkJob(t *testing.T, ns, backup string) string {
+	t.Helper()
+	var name string
+	eventually(t, func() error {
+		list := &batchv1.JobList{}
+		if err := k8s.List(context.Background(), list, client.InNamespace(ns), client.MatchingLabels{v1alpha1.LabelBackupCheck: backup}); err != nil {
+			return err
 		}
-	} else {
-		j.Status.Failed = 1
-		j.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: "BackoffLimitExceeded"},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: now, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"},
+		for _, j := range list.Items {
+			if len(j.Status.Conditions) == 0 {
+				name = j.Name
+				return nil
+			}
 		}
-	}
-	if err := k8s.Status().Update(context.Background(), j); err != nil {
-		t.Fatalf("finishing Job %s: %v", job, err)
-	}
+		return fmt.Errorf("no running check Job of Backup %s", backup)
+	})
+	return name
+}
+
+// passCheck finishes the check of the Backup's destination with success,
+// as its pod would against a store that takes the credentials.
+func passCheck(t *testing.T, ns, backup string) {
+	t.Helper()
+	finishJob(t, ns, checkJob(t, ns, backup), dump.Result{Succeeded: true, CompletionTime: time.Now().UTC()})
+	waitFor(t, ns, backup, "the check passed", hasCond(v1alpha1.ConditionDestinationChecked, "True", v1alpha1.ReasonCheckPassed))
 }
 
 // createRun creates a Job of the Backup as the CronJob controller would.
@@ -161,17 +161,22 @@ func expectEvent(t *testing.T, ns, name, reason, contains string) {
 		if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
 			return err
 		}
+		var seen []string
 		for _, e := range list.Items {
 			if e.Regarding.Name == name && e.Reason == reason && strings.Contains(e.Note, contains) {
 				return nil
 			}
+			if e.Regarding.Name == name {
+				seen = append(seen, e.Reason+": "+e.Note)
+			}
 		}
-		return fmt.Errorf("no %s event for %s containing %q", reason, name, contains)
+		return fmt.Errorf("no %s event for %s containing %q; its events: %q", reason, name, contains, seen)
 	})
 }
 
 func TestCronJobRunsTheDumpWithSecretsOnlyByReference(t *testing.T) {
 	ns := namespace(t)
+	storeSecret(t, ns)
 	create(t, newBackup(ns, "shop", func(b *v1alpha1.Backup) { b.Spec.TimeZone = new("Europe/Berlin") }))
 	cj := &batchv1.CronJob{}
 	eventually(t, func() error { return get(ns, "shop", cj) })
@@ -216,6 +221,7 @@ func TestCronJobRunsTheDumpWithSecretsOnlyByReference(t *testing.T) {
 	if !secretVolume {
 		t.Error("the store's credentials Secret is not mounted")
 	}
+	passCheck(t, ns, "shop")
 	b := waitFor(t, ns, "shop", "Ready", hasCond(v1alpha1.ConditionReady, "True", v1alpha1.ReasonScheduled))
 	if b.Status.NextScheduleTime == nil {
 		t.Error("nextScheduleTime is not set")
@@ -238,7 +244,9 @@ func mustZone(t *testing.T, name string) *time.Location {
 
 func TestRunResultsLandInStatusEventsAndMetrics(t *testing.T) {
 	ns := namespace(t)
+	storeSecret(t, ns)
 	create(t, newBackup(ns, "shop"))
+	passCheck(t, ns, "shop")
 	createRun(t, ns, "shop", "shop-1")
 	start := time.Now().Add(-time.Minute).UTC()
 	finishJob(t, ns, "shop-1", dump.Result{Succeeded: true, Key: "2026/11/22/20261122T020000.000Z-shop.pgdump",
@@ -308,7 +316,9 @@ func touch(t *testing.T, ns, name string) {
 
 func TestStaleWhenNoRecentSuccess(t *testing.T) {
 	ns := namespace(t)
+	storeSecret(t, ns)
 	create(t, newBackup(ns, "hourly", func(b *v1alpha1.Backup) { b.Spec.Schedule = "@hourly" }))
+	passCheck(t, ns, "hourly")
 	waitFor(t, ns, "hourly", "fresh", hasCond(v1alpha1.ConditionBackupStale, "False", v1alpha1.ReasonFresh))
 
 	// The last success was three hours ago; runs stopped succeeding.
@@ -331,7 +341,9 @@ func TestStaleWhenNoRecentSuccess(t *testing.T) {
 
 func TestOnDemandRun(t *testing.T) {
 	ns := namespace(t)
+	storeSecret(t, ns)
 	create(t, newBackup(ns, "shop"))
+	passCheck(t, ns, "shop")
 	waitFor(t, ns, "shop", "Ready", hasCond(v1alpha1.ConditionReady, "True", v1alpha1.ReasonScheduled))
 	eventually(t, func() error {
 		b := &v1alpha1.Backup{}
@@ -359,6 +371,7 @@ func TestOnDemandRun(t *testing.T) {
 
 func TestSourceProblemsAreConditions(t *testing.T) {
 	ns := namespace(t)
+	storeSecret(t, ns)
 	create(t, newBackup(ns, "nodb", func(b *v1alpha1.Backup) {
 		b.Spec.Source = v1alpha1.BackupSource{Type: v1alpha1.SourcePostgreSQL, DatabaseRef: &corev1.LocalObjectReference{Name: "orders"}}
 	}))
@@ -398,6 +411,7 @@ func TestInvalidBackupsAreRejected(t *testing.T) {
 			b.Spec.Destination = v1alpha1.BackupDestination{Type: v1alpha1.DestinationFile, Bucket: "dumps"}
 		}, "destination.volume is required"},
 		{"unknown store", func(b *v1alpha1.Backup) { b.Spec.Destination.Type = "ftp" }, "supported values"},
+		{"plain http endpoint", func(b *v1alpha1.Backup) { b.Spec.Destination.AllowInsecureEndpoint = false }, "set destination.allowInsecureEndpoint: true"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := k8s.Create(context.Background(), newBackup(ns, "bad", tc.mutate))
@@ -429,9 +443,11 @@ func TestDeletingKeepsTheDumpsByDefault(t *testing.T) {
 func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
 
 // TestDeletePolicyRemovesOnlyThisBackupsDumps deletes a Backup with
-// deletionPolicy Delete: the operator removes the dumps and manifests of the
-// Backup's database from a real (emulated) S3 store, and leaves another
-// database's dumps under the same prefix alone.
+// deletionPolicy Delete: the operator starts a Job in the Backup's
+// namespace and touches the store not at all; the Job, run against a real
+// (emulated) S3 store, removes the dumps and manifests of the Backup's
+// database and leaves another database's dumps under the same prefix
+// alone; then the Backup goes.
 func TestDeletePolicyRemovesOnlyThisBackupsDumps(t *testing.T) {
 	ns := namespace(t)
 	d, creds := storetest.S3(t)
@@ -444,11 +460,16 @@ func TestDeletePolicyRemovesOnlyThisBackupsDumps(t *testing.T) {
 	defer func() { _ = bucket.Close() }()
 	ours := []string{dump.ObjectKey(time.Now().Add(-48*time.Hour), "shop", "pgdump"), dump.ObjectKey(time.Now().Add(-24*time.Hour), "shop", "pgdump")}
 	theirs := dump.ObjectKey(time.Now().Add(-24*time.Hour), "billing", "pgdump")
-	for _, key := range append([]string{theirs}, ours...) {
-		for _, k := range []string{key, key + dump.ManifestSuffix} {
-			if err := bucket.WriteAll(ctx, k, []byte("{}"), nil); err != nil {
-				t.Fatal(err)
-			}
+	all := func() []string {
+		var keys []string
+		for _, key := range append([]string{theirs}, ours...) {
+			keys = append(keys, key, key+dump.ManifestSuffix)
+		}
+		return keys
+	}
+	for _, k := range all() {
+		if err := bucket.WriteAll(ctx, k, []byte("{}"), nil); err != nil {
+			t.Fatal(err)
 		}
 	}
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3-keys", Namespace: ns}, Data: creds})
@@ -457,11 +478,36 @@ func TestDeletePolicyRemovesOnlyThisBackupsDumps(t *testing.T) {
 		b.Spec.Destination.Prefix = d.Prefix
 		b.Spec.DeletionPolicy = v1alpha1.DeletionDelete
 	}))
-	waitFor(t, ns, "gone", "finalizer", func(b *v1alpha1.Backup) bool { return len(b.Finalizers) == 1 })
-	b := &v1alpha1.Backup{}
-	_ = get(ns, "gone", b)
+	if run := runJob(t, ns, checkJob(t, ns, "gone")); run.code != 0 {
+		t.Fatalf("the check failed: %s\n%s", run.message, run.log)
+	}
+	b := waitFor(t, ns, "gone", "the check passed", hasCond(v1alpha1.ConditionDestinationChecked, "True", v1alpha1.ReasonCheckPassed))
 	if err := k8s.Delete(ctx, b); err != nil {
 		t.Fatal(err)
+	}
+	job := &batchv1.Job{}
+	eventually(t, func() error { return get(ns, b.DeleteJobName(), job) })
+	waitFor(t, ns, "gone", "DeletingDumps", hasCond(v1alpha1.ConditionReady, "False", v1alpha1.ReasonDeletingDumps))
+	for _, k := range all() {
+		if ok, _ := bucket.Exists(ctx, k); !ok {
+			t.Fatalf("%s was deleted before the delete Job ran: not by the Job", k)
+		}
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+		if e.ValueFrom != nil {
+			t.Errorf("the delete Job reads %s from a Secret: it needs no database credentials", e.Name)
+		}
+	}
+	if c.Image != "steward:test" || strings.Join(c.Args, " ") != dump.CommandDelete || env[dump.EnvDBName] != "shop" ||
+		env[dump.EnvDestinationEndpoint] != d.Endpoint || job.Labels[v1alpha1.LabelBackup] != "" || job.Labels[v1alpha1.LabelBackupDelete] != "gone" {
+		t.Errorf("delete Job: image %s, args %q, env %v, labels %v", c.Image, c.Args, env, job.Labels)
+	}
+
+	if run := runJob(t, ns, job.Name); run.code != 0 || run.result.Deleted != 2 {
+		t.Fatalf("the delete Job: exit code %d, %s\n%s", run.code, run.message, run.log)
 	}
 	eventually(t, func() error {
 		if err := get(ns, "gone", &v1alpha1.Backup{}); err == nil {
@@ -479,7 +525,7 @@ func TestDeletePolicyRemovesOnlyThisBackupsDumps(t *testing.T) {
 	if ok, _ := bucket.Exists(ctx, theirs); !ok {
 		t.Error("another database's dump was deleted")
 	}
-	expectEvent(t, ns, "gone", v1alpha1.EventDumpsDeleted, "Deleted 2 stored dumps")
+	expectEvent(t, ns, "gone", v1alpha1.EventDumpsDeleted, "deleted 2 stored dumps")
 }
 
 // TestARunThatDiesWithoutAResultIsAFailure: a backup container killed before

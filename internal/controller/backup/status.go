@@ -31,6 +31,7 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/dump"
 	"github.com/steward-dev/steward/internal/backup/jobs"
+	"github.com/steward-dev/steward/internal/backup/store"
 	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/metrics"
 )
@@ -140,8 +141,9 @@ func (r *Reconciler) result(ctx context.Context, job *batchv1.Job) (res dump.Res
 }
 
 // computeStatus derives the status from the previous one, what the
-// reconcile saw and the newly finished runs. It is pure.
-func computeStatus(b *v1alpha1.Backup, obs observed, runs []v1alpha1.BackupRun, now time.Time) v1alpha1.BackupStatus {
+// reconcile saw of the runs and of the destination, and the newly finished
+// runs. It is pure.
+func computeStatus(b *v1alpha1.Backup, obs observed, dest destination, runs []v1alpha1.BackupRun, now time.Time) v1alpha1.BackupStatus {
 	st := *b.Status.DeepCopy()
 	gen := b.Generation
 	for _, run := range runs {
@@ -172,18 +174,26 @@ func computeStatus(b *v1alpha1.Backup, obs observed, runs []v1alpha1.BackupRun, 
 		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionLastBackupSucceeded, conditions.False(v1alpha1.ReasonFailed,
 			fmt.Sprintf("Job %s: %s", st.History[0].Job, st.History[0].Message)))
 	}
+	setDestination(&st, gen, b, dest)
 
 	// The generation was looked at, even when it cannot be used: the
 	// conditions say why, for this generation.
 	st.ObservedGeneration = gen
-	if p := obs.problem; p != nil {
-		phase := v1alpha1.BackupFailed
-		if waitReasons[p.Reason] {
-			phase = v1alpha1.BackupPending
-		}
-		summarize(&st, gen, phase, conditions.False(p.Reason, p.Message))
+	p, dp := obs.problem, dest.problem
+	switch {
+	case p != nil && !waitReasons[p.Reason]:
+		summarize(&st, gen, v1alpha1.BackupFailed, conditions.False(p.Reason, p.Message))
 		return st
+	case dp != nil && !waitReasons[dp.Reason]:
+		summarize(&st, gen, v1alpha1.BackupFailed, conditions.False(dp.Reason, dp.Message))
+	case p != nil:
+		summarize(&st, gen, v1alpha1.BackupPending, conditions.False(p.Reason, p.Message))
+		return st
+	case dp != nil:
+		summarize(&st, gen, v1alpha1.BackupPending, conditions.False(dp.Reason, dp.Message))
 	}
+	// The schedule is valid and its CronJob in place: its times and the
+	// freshness hold whatever the destination's check says.
 	next := obs.schedule.next(now)
 	st.NextScheduleTime = metav1Time(next)
 	if b.Spec.Suspend {
@@ -202,6 +212,9 @@ func computeStatus(b *v1alpha1.Backup, obs observed, runs []v1alpha1.BackupRun, 
 	} else {
 		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionBackupStale, conditions.False(v1alpha1.ReasonFresh, ""))
 	}
+	if dp != nil {
+		return st
+	}
 
 	last := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionLastBackupSucceeded)
 	switch {
@@ -210,12 +223,42 @@ func computeStatus(b *v1alpha1.Backup, obs observed, runs []v1alpha1.BackupRun, 
 		summarize(&st, gen, v1alpha1.BackupFailed, conditions.False(v1alpha1.ReasonBackupStale, c.Message))
 	case last.Status == metav1.ConditionFalse:
 		summarize(&st, gen, v1alpha1.BackupFailed, conditions.False(last.Reason, last.Message))
+	case dest.checking:
+		c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDestinationChecked)
+		summarize(&st, gen, v1alpha1.BackupPending, conditions.False(v1alpha1.ReasonCheckingDestination, c.Message))
 	case b.Spec.Suspend:
 		summarize(&st, gen, v1alpha1.BackupSuspended, conditions.True(v1alpha1.ReasonScheduled, "Suspended"))
 	default:
 		summarize(&st, gen, v1alpha1.BackupScheduled, conditions.True(v1alpha1.ReasonScheduled, "Next run at "+next.UTC().Format(time.RFC3339)))
 	}
 	return st
+}
+
+// setDestination records a newly finished check and sets the
+// DestinationChecked and InsecureEndpoint conditions. A request Steward
+// retries leaves DestinationChecked as it was.
+func setDestination(st *v1alpha1.BackupStatus, gen int64, b *v1alpha1.Backup, dest destination) {
+	if dest.checked != nil {
+		st.DestinationCheck = dest.checked
+	}
+	d := b.Spec.Destination
+	if dest.insecure {
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionInsecureEndpoint, conditions.True(v1alpha1.ReasonInsecureEndpoint, fmt.Sprintf(
+			"destination.endpoint %s is plain http://, allowed by allowInsecureEndpoint: the dumps and the store's tokens cross the network unencrypted",
+			store.RedactURL(d.Endpoint))))
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionInsecureEndpoint)
+	}
+	switch p := dest.problem; {
+	case p != nil && p.Reason == v1alpha1.ReasonReconcileError:
+	case p != nil:
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionDestinationChecked, conditions.False(p.Reason, p.Message))
+	case dest.checking:
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionDestinationChecked, conditions.Cond{Status: metav1.ConditionUnknown,
+			Reason: v1alpha1.ReasonCheckingDestination, Message: fmt.Sprintf("Job %s checks the destination", b.CheckJobName(dest.hash))})
+	case st.DestinationCheck != nil:
+		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionDestinationChecked, conditions.True(v1alpha1.ReasonCheckPassed, st.DestinationCheck.Message))
+	}
 }
 
 // waitReasons are the reasons a Backup is not Ready that need no user: it
@@ -253,21 +296,40 @@ func staleTime(b *v1alpha1.Backup, st *v1alpha1.BackupStatus, s schedule, now ti
 	return since.Add(2 * s.interval(now))
 }
 
-// announce emits an event per newly finished run and when the Backup turns
-// stale.
+// announce emits an event per newly finished run, when the Backup turns
+// stale, and when the outcome of its destination's check or the state of
+// its endpoint changes.
 func (r *Reconciler) announce(b *v1alpha1.Backup, prev *v1alpha1.BackupStatus, runs []v1alpha1.BackupRun, next *v1alpha1.BackupStatus) {
+	changed := func(t string) *metav1.Condition {
+		before, after := meta.FindStatusCondition(prev.Conditions, t), meta.FindStatusCondition(next.Conditions, t)
+		if after == nil || (before != nil && before.Status == after.Status && before.Reason == after.Reason && before.Message == after.Message) {
+			return nil
+		}
+		return after
+	}
+	if c := changed(v1alpha1.ConditionDestinationChecked); c != nil && c.Status == metav1.ConditionTrue {
+		r.event(b, nil, corev1.EventTypeNormal, v1alpha1.EventDestinationChecked, "Check", "%s", c.Message)
+	} else if c != nil && c.Status == metav1.ConditionFalse && c.Reason != v1alpha1.ReasonInsecureEndpoint {
+		r.event(b, nil, corev1.EventTypeWarning, v1alpha1.EventDestinationCheckFailed, "Check", "%s", c.Message)
+	}
+	if c := changed(v1alpha1.ConditionInsecureEndpoint); c != nil {
+		r.event(b, nil, corev1.EventTypeWarning, v1alpha1.EventInsecureEndpoint, "Check", "%s", c.Message)
+	}
+	if c := changed(v1alpha1.ConditionReady); c != nil && c.Reason == v1alpha1.ReasonInsecureEndpoint {
+		r.event(b, nil, corev1.EventTypeWarning, v1alpha1.EventInsecureEndpoint, "Check", "%s", c.Message)
+	}
 	for _, run := range runs {
 		if run.Succeeded {
-			r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, v1alpha1.EventBackupSucceeded, "Backup",
+			r.event(b, nil, corev1.EventTypeNormal, v1alpha1.EventBackupSucceeded, "Backup",
 				"Job %s stored %s (%d bytes, sha256 %s) in %ds", run.Job, run.Object, run.Size, run.SHA256, run.DurationSeconds)
 		} else {
 			metrics.BackupFailures.WithLabelValues(b.Namespace, b.Name).Inc()
-			r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, v1alpha1.EventBackupFailed, "Backup", "Job %s failed: %s", run.Job, run.Message)
+			r.event(b, nil, corev1.EventTypeWarning, v1alpha1.EventBackupFailed, "Backup", "Job %s failed: %s", run.Job, run.Message)
 		}
 	}
 	was := meta.IsStatusConditionTrue(prev.Conditions, v1alpha1.ConditionBackupStale)
 	if c := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionBackupStale); c != nil && c.Status == metav1.ConditionTrue && !was {
-		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, v1alpha1.EventBackupStale, "Backup", "%s", c.Message)
+		r.event(b, nil, corev1.EventTypeWarning, v1alpha1.EventBackupStale, "Backup", "%s", c.Message)
 	}
 }
 

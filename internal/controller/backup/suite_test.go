@@ -19,12 +19,12 @@ package backup_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -38,6 +38,10 @@ const timeout = 20 * time.Second
 
 var k8s client.Client
 
+// operatorLog is everything the operator logs, at every level, for tests
+// that look for what must never be logged.
+var operatorLog = &syncBuffer{}
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -49,7 +53,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
-	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	ctrl.SetLogger(zap.New(zap.WriteTo(operatorLog), zap.Level(zapcore.DebugLevel)))
 	k8s, err = client.New(env.Config, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

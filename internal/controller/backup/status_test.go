@@ -1,0 +1,148 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backup
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/conditions"
+)
+
+// TestStatusOfTheDestination: what Ready, the phase and DestinationChecked
+// say for each state of the destination, beside the runs' own problems.
+func TestStatusOfTheDestination(t *testing.T) {
+	now := time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
+	sched, p := parseSchedule("0 2 * * *", nil)
+	if p != nil {
+		t.Fatal(p)
+	}
+	passed := &v1alpha1.DestinationCheck{Hash: "h", Job: "shop-check-h", Passed: true, Reason: v1alpha1.ReasonCheckPassed, Message: "fine"}
+	refused := &conditions.Problem{Reason: v1alpha1.ReasonCredentialsRefused, Message: "SignatureDoesNotMatch"}
+	for _, tc := range []struct {
+		name        string
+		obs         observed
+		dest        destination
+		status      v1alpha1.BackupStatus
+		ready       string
+		phase       v1alpha1.BackupPhase
+		checked     metav1.ConditionStatus
+		checkReason string
+	}{
+		{"first check runs", observed{}, destination{hash: "h", checking: true}, v1alpha1.BackupStatus{},
+			v1alpha1.ReasonCheckingDestination, v1alpha1.BackupPending, metav1.ConditionUnknown, v1alpha1.ReasonCheckingDestination},
+		{"check passed now", observed{}, destination{hash: "h", checked: passed}, v1alpha1.BackupStatus{},
+			v1alpha1.ReasonScheduled, v1alpha1.BackupScheduled, metav1.ConditionTrue, v1alpha1.ReasonCheckPassed},
+		{"check passed before", observed{}, destination{hash: "h"}, v1alpha1.BackupStatus{DestinationCheck: passed},
+			v1alpha1.ReasonScheduled, v1alpha1.BackupScheduled, metav1.ConditionTrue, v1alpha1.ReasonCheckPassed},
+		{"check failed", observed{}, destination{hash: "h", problem: refused}, v1alpha1.BackupStatus{},
+			v1alpha1.ReasonCredentialsRefused, v1alpha1.BackupFailed, metav1.ConditionFalse, v1alpha1.ReasonCredentialsRefused},
+		{"check failed, the Database is awaited", observed{problem: &conditions.Problem{Reason: v1alpha1.ReasonWaitingForDatabase}},
+			destination{hash: "h", problem: refused}, v1alpha1.BackupStatus{},
+			v1alpha1.ReasonCredentialsRefused, v1alpha1.BackupFailed, metav1.ConditionFalse, v1alpha1.ReasonCredentialsRefused},
+		{"the Database is awaited while the check runs", observed{problem: &conditions.Problem{Reason: v1alpha1.ReasonWaitingForDatabase}},
+			destination{hash: "h", checking: true}, v1alpha1.BackupStatus{},
+			v1alpha1.ReasonWaitingForDatabase, v1alpha1.BackupPending, metav1.ConditionUnknown, v1alpha1.ReasonCheckingDestination},
+		{"an invalid schedule first", observed{problem: &conditions.Problem{Reason: v1alpha1.ReasonInvalidSchedule}},
+			destination{hash: "h", problem: refused}, v1alpha1.BackupStatus{},
+			v1alpha1.ReasonInvalidSchedule, v1alpha1.BackupFailed, metav1.ConditionFalse, v1alpha1.ReasonCredentialsRefused},
+		{"a request to retry leaves the check's condition", observed{}, destination{problem: &conditions.Problem{Reason: v1alpha1.ReasonReconcileError}},
+			v1alpha1.BackupStatus{DestinationCheck: passed, Conditions: []metav1.Condition{{Type: v1alpha1.ConditionDestinationChecked,
+				Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonCheckPassed}}},
+			v1alpha1.ReasonReconcileError, v1alpha1.BackupPending, metav1.ConditionTrue, v1alpha1.ReasonCheckPassed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "shop", Generation: 2, CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
+				Status: tc.status}
+			if tc.obs.problem == nil || tc.obs.problem.Reason != v1alpha1.ReasonInvalidSchedule {
+				tc.obs.schedule = sched
+			}
+			st := computeStatus(b, tc.obs, tc.dest, nil, now)
+			ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
+			checked := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDestinationChecked)
+			if ready == nil || ready.Reason != tc.ready || st.Phase != tc.phase {
+				t.Errorf("Ready %+v, phase %s; want reason %s, phase %s", ready, st.Phase, tc.ready, tc.phase)
+			}
+			if checked == nil || checked.Status != tc.checked || checked.Reason != tc.checkReason {
+				t.Errorf("DestinationChecked %+v, want %s %s", checked, tc.checked, tc.checkReason)
+			}
+			if tc.ready == v1alpha1.ReasonCredentialsRefused && st.NextScheduleTime == nil {
+				t.Error("no nextScheduleTime: the runs go on while the destination fails its check")
+			}
+		})
+	}
+}
+
+// TestRefusedEndpoint: a plain http:// endpoint is refused unless allowed,
+// and the message never quotes the endpoint's user information or query.
+func TestRefusedEndpoint(t *testing.T) {
+	d := v1alpha1.BackupDestination{Type: v1alpha1.DestinationS3, Bucket: "b", Endpoint: "http://KEYID:SECRETKEY@minio.shop.svc:9000/?token=TOKEN"}
+	p := refusedEndpoint(d)
+	if p == nil || p.Reason != v1alpha1.ReasonInsecureEndpoint || !strings.Contains(p.Message, "http://minio.shop.svc:9000/") {
+		t.Fatalf("refusedEndpoint = %+v", p)
+	}
+	for _, secret := range []string{"KEYID", "SECRETKEY", "TOKEN"} {
+		if strings.Contains(p.Message, secret) {
+			t.Errorf("the message quotes %s: %s", secret, p.Message)
+		}
+	}
+	d.AllowInsecureEndpoint = true
+	if p := refusedEndpoint(d); p != nil {
+		t.Errorf("allowed, refusedEndpoint = %+v", p)
+	}
+	for _, e := range []string{"https://minio.shop.svc:9000", ""} {
+		if p := refusedEndpoint(v1alpha1.BackupDestination{Endpoint: e}); p != nil {
+			t.Errorf("%q refused: %+v", e, p)
+		}
+	}
+	b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "shop"}, Spec: v1alpha1.BackupSpec{Destination: d}}
+	d.AllowInsecureEndpoint = false
+	st := computeStatus(b, observed{problem: refusedEndpoint(d)}, destination{problem: refusedEndpoint(d)}, nil, time.Now())
+	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady); c.Reason != v1alpha1.ReasonInsecureEndpoint || st.Phase != v1alpha1.BackupFailed {
+		t.Errorf("Ready %+v, phase %s: want InsecureEndpoint, Failed", c, st.Phase)
+	}
+}
+
+// TestDestinationHash: what starts a new check, and what does not.
+func TestDestinationHash(t *testing.T) {
+	d := v1alpha1.BackupDestination{Type: v1alpha1.DestinationS3, Bucket: "b", Endpoint: "https://s3.example"}
+	base := destinationHash(d, "uid/1", "")
+	other := d
+	other.Bucket = "c"
+	for name, h := range map[string]string{
+		"another bucket":           destinationHash(other, "uid/1", ""),
+		"another Secret version":   destinationHash(d, "uid/2", ""),
+		"a delete of a database":   destinationHash(d, "uid/1", "shop"),
+		"no Secret":                destinationHash(d, "", ""),
+		"another Secret, same rev": destinationHash(d, "uid2/1", ""),
+	} {
+		if h == base {
+			t.Errorf("%s: the same hash", name)
+		}
+	}
+	if destinationHash(d, "uid/1", "") != base {
+		t.Error("the hash is not stable")
+	}
+	if n := len((&v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("a", 50)}}).CheckJobName(base)); n > 63 {
+		t.Errorf("a check Job's name has %d characters, more than a label value may", n)
+	}
+}
