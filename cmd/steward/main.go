@@ -99,6 +99,8 @@ func run() error {
 	fs.DurationVar(&opts.GracefulShutdownTimeout, "graceful-shutdown-timeout", opts.GracefulShutdownTimeout, "How long reconciles in flight may take to finish on shutdown.")
 	fs.BoolVar(&opts.NoInstanceRequests, "no-instance-requests", false, "Do not contact database instances at their pod addresses, for clusters whose pods run no containers (kwok): no failover or switchover then.")
 	fs.DurationVar(&opts.StuckPodTimeout, "stuck-pod-timeout", opts.StuckPodTimeout, "How long a pod of a WebApp, Database or Cache may be unable to start (unschedulable, image not pulled, crash loop, failing init container) before the object turns Degraded and a Warning event says why.")
+	fs.Var((*manager.NamespaceList)(&opts.WatchNamespaces), "watch-namespaces", "Comma-separated `namespaces` whose objects Steward watches and manages, and no others, so that its RBAC can be granted by RoleBindings in them; empty means every namespace but the protected ones.")
+	fs.Var((*manager.NamespaceList)(&opts.ProtectedNamespaces), "protected-namespaces", "Comma-separated `namespaces` Steward never watches nor acts in, in either mode; none may be in --watch-namespaces.")
 	opts.Webhook = manager.DefaultWebhookOptions()
 	fs.IntVar(&opts.Webhook.Port, "webhook-port", opts.Webhook.Port, "Port of the admission webhook server, which every replica runs; 0 turns the webhooks off.")
 	fs.StringVar(&opts.Webhook.Host, "webhook-host", opts.Webhook.Host, "Address the webhook server listens on; empty means every address.")
@@ -114,6 +116,9 @@ func run() error {
 	opts.QPS = float32(*qps)
 	if opts.StuckPodTimeout <= 0 {
 		return fmt.Errorf("--stuck-pod-timeout must be positive, not %s", opts.StuckPodTimeout)
+	}
+	if err := opts.ValidateNamespaces(); err != nil {
+		return err
 	}
 
 	var encoder ctrlzap.Opts

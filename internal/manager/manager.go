@@ -136,6 +136,15 @@ type Options struct {
 
 	// Webhook configures the admission webhooks; off in DefaultOptions.
 	Webhook WebhookOptions
+
+	// WatchNamespaces, when set, are the only namespaces whose objects the
+	// operator watches and manages (namespaced mode); empty means every
+	// namespace but the protected ones. Cluster-scoped kinds (Namespaces,
+	// WorkloadPolicies) are watched cluster-wide either way.
+	WatchNamespaces []string
+	// ProtectedNamespaces are never watched, so never acted in; none of
+	// them may be in WatchNamespaces.
+	ProtectedNamespaces []string
 }
 
 // DefaultAppConfigResync is the default of Options.AppConfigResync.
@@ -160,6 +169,7 @@ func DefaultOptions() Options {
 		InstanceImage:           DefaultInstanceImage,
 		GracefulShutdownTimeout: 30 * time.Second,
 		StuckPodTimeout:         stuckpods.DefaultTimeout,
+		ProtectedNamespaces:     DefaultProtectedNamespaces(),
 	}
 }
 
@@ -217,6 +227,10 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	for _, obj := range managedKinds() {
 		byObject[obj] = cache.ByObject{Label: labels.ManagedSelector()}
 	}
+	namespaces, err := cacheNamespaces(opts)
+	if err != nil {
+		return nil, err
+	}
 
 	webhooks, err := webhookServer(cfg, opts.Webhook, opts.EnableHTTP2)
 	if err != nil {
@@ -238,6 +252,8 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject:         byObject,
+			// WatchNamespaces, or all but ProtectedNamespaces.
+			DefaultNamespaces: namespaces,
 			// A read of a kind nobody watches fails instead of quietly
 			// starting an informer over every object of that kind.
 			ReaderFailOnMissingInformer: true,
@@ -327,8 +343,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("setting up the AppStack controller: %w", err)
 	}
 	err = (&workloadpolicy.Reconciler{
-		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorder("steward"),
+		Client:     mgr.GetClient(),
+		Recorder:   mgr.GetEventRecorder("steward"),
+		Namespaces: opts.WatchNamespaces,
 	}).SetupWithManager(mgr, controller.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the WorkloadPolicy controller: %w", err)

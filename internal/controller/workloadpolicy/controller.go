@@ -19,6 +19,7 @@ package workloadpolicy
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,6 +45,11 @@ type Reconciler struct {
 	Client client.Client
 	// Recorder emits an event on each object found breaking a policy.
 	Recorder events.EventRecorder
+	// Namespaces are the namespaces the operator watches (its
+	// --watch-namespaces); empty means all. Objects elsewhere are not in
+	// the cache: a policy's status names the namespaces of its environment
+	// that were not checked.
+	Namespaces []string
 
 	announced announced
 }
@@ -64,11 +70,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else if err != nil {
 		return ctrl.Result{}, err
 	}
-	found, err := r.violators(ctx, p)
+	found, unwatched, err := r.violators(ctx, p)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	next := computeStatus(p, found)
+	next := computeStatus(p, found, unwatched)
 	r.announce(p, found)
 	return ctrl.Result{}, status.Write(ctx, r.Client, p, &p.Status, next)
 }
@@ -81,27 +87,31 @@ var kinds = []func() client.ObjectList{
 	func() client.ObjectList { return &v1alpha1.AppStackList{} },
 }
 
-// violators lists the objects of the namespaces p governs that break it.
-func (r *Reconciler) violators(ctx context.Context, p *v1alpha1.WorkloadPolicy) ([]violator, error) {
+// violators lists the objects of the namespaces p governs that break it,
+// and the namespaces it governs that the operator does not watch.
+func (r *Reconciler) violators(ctx context.Context, p *v1alpha1.WorkloadPolicy) (found []violator, unwatched []string, err error) {
 	var namespaces corev1.NamespaceList
 	if err := r.Client.List(ctx, &namespaces, client.MatchingLabels{p.EnvironmentLabel(): p.Spec.Environment}); err != nil {
-		return nil, fmt.Errorf("listing the namespaces of environment %s: %w", p.Spec.Environment, err)
+		return nil, nil, fmt.Errorf("listing the namespaces of environment %s: %w", p.Spec.Environment, err)
 	}
-	var found []violator
 	for _, ns := range namespaces.Items {
+		if len(r.Namespaces) > 0 && !slices.Contains(r.Namespaces, ns.Name) {
+			unwatched = append(unwatched, ns.Name)
+			continue
+		}
 		for _, newList := range kinds {
 			list := newList()
 			if err := r.Client.List(ctx, list, client.InNamespace(ns.Name)); err != nil {
-				return nil, fmt.Errorf("listing the objects of namespace %s: %w", ns.Name, err)
+				return nil, nil, fmt.Errorf("listing the objects of namespace %s: %w", ns.Name, err)
 			}
 			objs, err := itemsOf(list)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			found = append(found, check(p, objs)...)
 		}
 	}
-	return found, nil
+	return found, unwatched, nil
 }
 
 // SetupWithManager registers the reconciler: a policy is checked again

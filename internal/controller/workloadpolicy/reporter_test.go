@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -61,15 +62,24 @@ func (r *countingRecorder) count(reason, name string) int {
 	return r.counts[reason+" "+name]
 }
 
-// startReporter runs the WorkloadPolicy reconciler until the test ends.
-func startReporter(t *testing.T) *countingRecorder {
+// startReporter runs the WorkloadPolicy reconciler until the test ends,
+// watching only the namespaces watch if any, as the operator with
+// --watch-namespaces does.
+func startReporter(t *testing.T, watch ...string) *countingRecorder {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: k8s.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	opts := ctrl.Options{Scheme: k8s.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}}
+	if len(watch) > 0 {
+		opts.Cache.DefaultNamespaces = map[string]ctrlcache.Config{}
+		for _, ns := range watch {
+			opts.Cache.DefaultNamespaces[ns] = ctrlcache.Config{}
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &countingRecorder{EventRecorder: mgr.GetEventRecorder("steward"), counts: map[string]int{}}
-	r := &workloadpolicy.Reconciler{Client: mgr.GetClient(), Recorder: rec}
+	r := &workloadpolicy.Reconciler{Client: mgr.GetClient(), Recorder: rec, Namespaces: watch}
 	if err := r.SetupWithManager(mgr, controller.Options{SkipNameValidation: ptr.To(true)}); err != nil {
 		t.Fatal(err)
 	}
@@ -183,5 +193,46 @@ func TestReportsExistingViolators(t *testing.T) {
 		if n := rec.count(v1alpha1.EventPolicyViolation, name); n != 1 {
 			t.Errorf("%d PolicyViolation events on %s, want 1", n, name)
 		}
+	}
+}
+
+// TestReportsWatchedNamespacesOnly: an operator that watches some
+// namespaces only (--watch-namespaces) reports the violators of those, and
+// the policy's status names the namespaces of its environment it could not
+// check, instead of failing or claiming they comply.
+func TestReportsWatchedNamespacesOnly(t *testing.T) {
+	ctx := context.Background()
+	in, out := namespace(t, "scoped-in", nil), namespace(t, "scoped-out", nil)
+	for _, ns := range []string{in, out} {
+		if err := k8s.Create(ctx, webApp(ns, "too-many", func(w *v1alpha1.WebApp) { w.Spec.Replicas = ptr.To[int32](50) })); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &v1alpha1.WorkloadPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "scoped"},
+		Spec:       v1alpha1.WorkloadPolicySpec{Environment: "scoped", MaxReplicas: ptr.To[int32](5)},
+	}
+	if err := k8s.Create(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{in, out} {
+		var nsObj corev1.Namespace
+		if err := k8s.Get(ctx, client.ObjectKey{Name: ns}, &nsObj); err != nil {
+			t.Fatal(err)
+		}
+		nsObj.Labels = map[string]string{v1alpha1.DefaultEnvironmentLabel: "scoped"}
+		if err := k8s.Update(ctx, &nsObj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startReporter(t, in)
+	msg := "spec.replicas: Invalid value: 50: scoped allows at most 5 (policy scoped)"
+	expectStatus(t, p, []v1alpha1.PolicyViolator{{Kind: "WebApp", Namespace: in, Name: "too-many", Message: msg}},
+		metav1.ConditionFalse, "1 object breaks the policy: WebApp scoped-in/too-many: "+msg)
+	ready := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.ConditionReady)
+	want := "Checked the objects of the namespaces labelled " + v1alpha1.DefaultEnvironmentLabel +
+		"=scoped; not those of scoped-out, which the operator does not watch (--watch-namespaces)"
+	if ready.Message != want {
+		t.Errorf("Ready message %q, want %q", ready.Message, want)
 	}
 }

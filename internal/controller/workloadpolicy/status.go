@@ -86,8 +86,11 @@ func kindOf(o client.Object) string {
 	return fmt.Sprintf("%T", o)
 }
 
-// computeStatus is p's status with found, its violators, sorted.
-func computeStatus(p *v1alpha1.WorkloadPolicy, found []violator) v1alpha1.WorkloadPolicyStatus {
+// computeStatus is p's status with found, its violators, sorted. unwatched
+// are the namespaces of p's environment the operator does not watch
+// (--watch-namespaces), whose objects were not checked: the conditions
+// name them rather than claim the whole environment complies.
+func computeStatus(p *v1alpha1.WorkloadPolicy, found []violator, unwatched []string) v1alpha1.WorkloadPolicyStatus {
 	slices.SortFunc(found, func(a, b violator) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name))
 	})
@@ -99,9 +102,15 @@ func computeStatus(p *v1alpha1.WorkloadPolicy, found []violator) v1alpha1.Worklo
 		next.Violators = append(next.Violators, found[i].PolicyViolator)
 	}
 	env := p.Spec.Environment
-	conditions.SetOne(&next.Conditions, p.Generation, v1alpha1.ConditionReady, conditions.True(v1alpha1.ReasonChecked,
-		fmt.Sprintf("Checked the objects of the namespaces labelled %s=%s", p.EnvironmentLabel(), env)))
-	compliant := conditions.True(v1alpha1.ReasonNoViolations, "No object breaks the policy")
+	checked := fmt.Sprintf("Checked the objects of the namespaces labelled %s=%s", p.EnvironmentLabel(), env)
+	noViolations := "No object breaks the policy"
+	if len(unwatched) > 0 {
+		slices.Sort(unwatched)
+		checked += fmt.Sprintf("; not those of %s, which the operator does not watch (--watch-namespaces)", strings.Join(unwatched, ", "))
+		noViolations += " in the namespaces checked"
+	}
+	conditions.SetOne(&next.Conditions, p.Generation, v1alpha1.ConditionReady, conditions.True(v1alpha1.ReasonChecked, checked))
+	compliant := conditions.True(v1alpha1.ReasonNoViolations, noViolations)
 	if len(found) > 0 {
 		compliant = conditions.False(v1alpha1.ReasonViolations, violationsMessage(found))
 	}

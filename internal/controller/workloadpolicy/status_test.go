@@ -36,7 +36,7 @@ func TestComputeStatus(t *testing.T) {
 			Kind: "WebApp", Namespace: fmt.Sprintf("ns%03d", 149-i), Name: "shop", Message: "spec.replicas: too many",
 		}})
 	}
-	st := computeStatus(p, found)
+	st := computeStatus(p, found, nil)
 	if st.ObservedGeneration != 3 || st.Violations != 150 || len(st.Violators) != maxViolators {
 		t.Errorf("generation %d, %d violations, %d violators listed; want 3, 150, %d",
 			st.ObservedGeneration, st.Violations, len(st.Violators), maxViolators)
@@ -54,9 +54,27 @@ func TestComputeStatus(t *testing.T) {
 		t.Errorf("not Ready: %+v", st.Conditions)
 	}
 
-	st = computeStatus(p, nil)
+	st = computeStatus(p, nil, nil)
 	c = meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionCompliant)
 	if st.Violations != 0 || st.Violators != nil || c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonNoViolations {
 		t.Errorf("without violators: %+v", st)
+	}
+}
+
+// TestComputeStatusUnwatched: in namespaced mode (--watch-namespaces) the
+// namespaces of the environment that the operator does not watch are not
+// checked, and the conditions say so instead of claiming compliance.
+func TestComputeStatusUnwatched(t *testing.T) {
+	p := &v1alpha1.WorkloadPolicy{ObjectMeta: metav1.ObjectMeta{Name: "production", Generation: 1},
+		Spec: v1alpha1.WorkloadPolicySpec{Environment: "production"}}
+	st := computeStatus(p, nil, []string{"shop-b", "shop-a"})
+	ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionTrue ||
+		!strings.HasSuffix(ready.Message, "; not those of shop-a, shop-b, which the operator does not watch (--watch-namespaces)") {
+		t.Errorf("Ready = %+v", ready)
+	}
+	compliant := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionCompliant)
+	if compliant == nil || compliant.Message != "No object breaks the policy in the namespaces checked" {
+		t.Errorf("Compliant = %+v", compliant)
 	}
 }
