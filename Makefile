@@ -49,7 +49,7 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and the webhook configuratio
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac \
 		output:webhook:artifacts:config=config/webhook
 	rm -f $(CHART)/crds/*.yaml && cp config/crd/bases/*.yaml $(CHART)/crds/
-	sed -n '/^rules:/,$$p' config/rbac/role.yaml > $(CHART)/files/rules.yaml
+	hack/rbac-rules.sh $(CHART)/files
 
 .PHONY: argocd-snippet
 argocd-snippet: ## Write config/argocd/argocd-cm-health.yaml from the chart's Argo CD health script.

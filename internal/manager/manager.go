@@ -211,10 +211,12 @@ func managedKinds() []client.Object {
 	}
 }
 
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
-// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// Leader election's Lease and the core Events it emits are in the
+// operator's own namespace only: a Role there, not the ClusterRole.
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete,namespace=steward-system,roleName=steward-leader-election
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch,namespace=steward-system,roleName=steward-leader-election
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create,roleName=steward-manager-cluster
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create,roleName=steward-manager-cluster
 
 // New builds the manager with every controller registered.
 func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {

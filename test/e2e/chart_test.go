@@ -130,7 +130,7 @@ func TestHelmChart(t *testing.T) {
 	for _, allowed := range [][]string{
 		{"apply", "deployments.apps"}, {"create", "services"}, {"delete", "ingresses.networking.k8s.io"},
 		{"patch", "webapps.steward.dev", "--subresource=status"}, {"create", "events.events.k8s.io"},
-		{"update", "leases.coordination.k8s.io"}, {"get", "secrets"},
+		{"update", "leases.coordination.k8s.io", "--namespace=steward-system"}, {"get", "secrets"},
 		{"patch", "caches.steward.dev", "--subresource=status"}, {"create", "statefulsets.apps"},
 		{"create", "configmaps"}, {"watch", "pods"}, {"patch", "pods"}, {"list", "secrets"},
 		{"delete", "persistentvolumeclaims"}, {"patch", "databases.steward.dev"},
@@ -169,6 +169,9 @@ func TestHelmChart(t *testing.T) {
 // and view roles the chart's roles aggregate into.
 func TestHelmChartRoles(t *testing.T) {
 	rendered := helmTemplate(t, "steward-system", "--show-only", "templates/rbac.yaml")
+	// The Lease and certificate Roles live in the release namespace, which
+	// TestHelmChart creates unless this test runs alone.
+	_, _ = kubectlMayFail("create", "namespace", "steward-system")
 	kubectl(t, rendered, "apply", "--server-side", "-f", "-")
 	kubectl(t, "", "create", "namespace", "e2e-team")
 	kubectl(t, "", "create", "rolebinding", "alice-edit", "--clusterrole=edit", "--user=alice", "--namespace=e2e-team")

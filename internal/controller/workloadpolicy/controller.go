@@ -54,9 +54,9 @@ type Reconciler struct {
 	announced announced
 }
 
-// +kubebuilder:rbac:groups=steward.dev,resources=workloadpolicies,verbs=get;list;watch
-// +kubebuilder:rbac:groups=steward.dev,resources=workloadpolicies/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=steward.dev,resources=workloadpolicies,verbs=get;list;watch,roleName=steward-manager-cluster
+// +kubebuilder:rbac:groups=steward.dev,resources=workloadpolicies/status,verbs=get;update;patch,roleName=steward-manager-cluster
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch,roleName=steward-manager-cluster
 // +kubebuilder:rbac:groups=steward.dev,resources=webapps;caches;databases;appstacks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
