@@ -89,6 +89,8 @@ func run() error {
 	fs.DurationVar(&opts.LeaseDuration, "leader-election-lease-duration", opts.LeaseDuration, "How long a non-leader waits before it may take over an unrenewed lease.")
 	fs.DurationVar(&opts.RenewDeadline, "leader-election-renew-deadline", opts.RenewDeadline, "How long the leader keeps trying to renew before it gives up leadership.")
 	fs.DurationVar(&opts.RetryPeriod, "leader-election-retry-period", opts.RetryPeriod, "How often candidates retry acquiring or renewing the lease.")
+	fs.StringVar(&opts.LeaderElectionIdentity, "leader-election-identity", os.Getenv("POD_NAME"), "This process's name in the Lease; a process that finds the Lease held under its own name takes it at once, so two live processes must never share one. Default: $POD_NAME (a container restarted in its pod takes the Lease back without waiting for it to expire), else the host name and a random suffix.")
+	fs.DurationVar(&opts.APIServerTimeout, "api-server-timeout", opts.APIServerTimeout, "How long to wait for an unreachable API server, at start-up or after an outage cost the leadership, before exiting.")
 	qps := fs.Float64("kube-api-qps", float64(opts.QPS), "Client-side rate limit in queries per second; negative turns it off and leaves protection to API Priority and Fairness.")
 	fs.IntVar(&opts.Burst, "kube-api-burst", opts.Burst, "Client-side burst, used when --kube-api-qps is not negative.")
 	fs.IntVar(&opts.WebAppConcurrency, "webapp-concurrency", opts.WebAppConcurrency, "Number of WebApps reconciled in parallel.")
@@ -137,12 +139,8 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	mgr, err := manager.New(cfg, opts)
-	if err != nil {
-		return err
-	}
-	log.Info("Starting manager", "leaderElection", opts.LeaderElection, "qps", opts.QPS, "webappConcurrency", opts.WebAppConcurrency, "webhookPort", opts.Webhook.Port)
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	log.Info("Starting", "leaderElection", opts.LeaderElection, "qps", opts.QPS, "webappConcurrency", opts.WebAppConcurrency, "webhookPort", opts.Webhook.Port)
+	if err := manager.Run(ctrl.SetupSignalHandler(), cfg, opts); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}
 	log.Info("Stopped")

@@ -100,7 +100,7 @@ type stepDownSink struct{ logr.LogSink }
 
 func (s stepDownSink) Error(err error, msg string, kv ...any) {
 	if msg == stepDownMessage && err != nil && err.Error() == leaderLost {
-		s.LogSink.Info(0, "Stopped campaigning for the leadership", kv...)
+		s.Info(0, "Stopped campaigning for the leadership", kv...)
 		return
 	}
 	s.LogSink.Error(err, msg, kv...)

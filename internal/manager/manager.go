@@ -87,6 +87,19 @@ type Options struct {
 	LeaderElectionNamespace string
 	// LeaseDuration, RenewDeadline and RetryPeriod time the election.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// LeaderElectionIdentity names this process in the Lease. A process
+	// that finds the Lease held under its own identity takes it at once:
+	// Run keeps one identity across the managers it builds, and the chart
+	// uses the pod's name, so that a container restarted in place (after a
+	// crash or a SIGKILL) does not wait out its predecessor's lease. Two
+	// live processes must never share one. Empty: the host name and a
+	// random suffix.
+	LeaderElectionIdentity string
+
+	// APIServerTimeout is how long Run waits for an unreachable API server,
+	// at start-up or after an outage cost it the leadership, before it
+	// gives up and exits.
+	APIServerTimeout time.Duration
 
 	// QPS and Burst rate-limit the client. A negative QPS turns the client's
 	// limiter off and leaves protection to API Priority and Fairness.
@@ -161,6 +174,7 @@ func DefaultOptions() Options {
 		LeaseDuration:           15 * time.Second,
 		RenewDeadline:           10 * time.Second,
 		RetryPeriod:             2 * time.Second,
+		APIServerTimeout:        2 * time.Minute,
 		QPS:                     -1,
 		Burst:                   1000,
 		WebAppConcurrency:       10,
@@ -238,7 +252,12 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	lock, err := leaderLock(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Logger:                        quietStepDown(ctrl.Log),
 		WebhookServer:                 webhooks,
 		Scheme:                        Scheme(),
 		Metrics:                       metricsOptions(opts),
@@ -247,10 +266,12 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		LeaderElectionID:              opts.LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &opts.LeaseDuration,
-		RenewDeadline:                 &opts.RenewDeadline,
-		RetryPeriod:                   &opts.RetryPeriod,
-		GracefulShutdownTimeout:       &opts.GracefulShutdownTimeout,
+		// The lock carries opts.LeaderElectionIdentity (see leaderLock).
+		LeaderElectionResourceLockInterface: lock,
+		LeaseDuration:                       &opts.LeaseDuration,
+		RenewDeadline:                       &opts.RenewDeadline,
+		RetryPeriod:                         &opts.RetryPeriod,
+		GracefulShutdownTimeout:             &opts.GracefulShutdownTimeout,
 		Cache: cache.Options{
 			DefaultTransform: cache.TransformStripManagedFields(),
 			ByObject:         byObject,
@@ -270,11 +291,13 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding health check: %w", err)
 	}
-	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr)); err != nil {
-		return nil, fmt.Errorf("adding ready check: %w", err)
-	}
 	if err := setupWebhooks(mgr, opts.Webhook); err != nil {
 		return nil, err
+	}
+	for name, check := range readyChecks(mgr, opts) {
+		if err := mgr.AddReadyzCheck(name, check); err != nil {
+			return nil, fmt.Errorf("adding the %s ready check: %w", name, err)
+		}
 	}
 	if err := metrics.RegisterConditions(mgr.GetCache()); err != nil {
 		return nil, err
