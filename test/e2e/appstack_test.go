@@ -80,6 +80,7 @@ spec:
       type: s3
       bucket: backups
       endpoint: http://s3.e2e-appstack.svc:9000
+      allowInsecureEndpoint: true
 `
 
 // stackChild is the part of a stack's child object the test reads.

@@ -52,8 +52,10 @@ spec:
     type: s3
     bucket: backups
     endpoint: http://s3.e2e-backup.svc:9000
+    allowInsecureEndpoint: true
   schedule: "0 3 * * *"
   retention: {keepDaily: 7}
+  deletionPolicy: Delete
 `
 
 // finishPod writes a finished container's state and termination message
@@ -90,14 +92,54 @@ func jobPod(t *testing.T, ns, job string) string {
 	return pod
 }
 
+// taskJob waits for the Job of a Backup with label (its check or its
+// delete) and returns its name.
+func taskJob(t *testing.T, ns, label, backup string) string {
+	t.Helper()
+	var job string
+	eventually(t, 60*time.Second, func() error {
+		job = strings.TrimSpace(kubectlOrEmpty("--namespace="+ns, "get", "jobs", "-l", label+"="+backup, "-o", "jsonpath={.items[0].metadata.name}"))
+		if job == "" {
+			return fmt.Errorf("no Job with %s=%s yet", label, backup)
+		}
+		return nil
+	})
+	return job
+}
+
+// passDestinationCheck finishes the pod of the Job that checks a Backup's
+// destination as a kubelet would once the check passed: kwok runs no
+// containers.
+func passDestinationCheck(t *testing.T, ns, backup string) {
+	t.Helper()
+	job := taskJob(t, ns, "steward.dev/backup-check", backup)
+	now := time.Now().UTC()
+	finishPod(t, ns, jobPod(t, ns, job), dump.Result{Succeeded: true, StartTime: now, CompletionTime: now})
+}
+
 // TestBackupOnTheCluster runs a Backup through the real CronJob and Job
-// controllers: the CronJob and on-demand Job have the right spec, and a
-// finished pod's termination message lands in the Backup's status.
+// controllers: its destination is checked by a Job in its namespace, in
+// the operator's image, before it is Ready; the CronJob and on-demand Job
+// have the right spec, and a finished pod's termination message lands in
+// the Backup's status; deleting it runs the Job that deletes its dumps.
 func TestBackupOnTheCluster(t *testing.T) {
 	kubectl(t, "", "create", "namespace", "e2e-backup")
 	ns := "--namespace=e2e-backup"
 	kubectl(t, backupManifest, "apply", "-f", "-")
+	check := taskJob(t, "e2e-backup", "steward.dev/backup-check", "nightly")
+	if got := kubectl(t, "", ns, "get", "job", check, "-o", "jsonpath={.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].args}"); !strings.Contains(got, "steward") || !strings.HasSuffix(got, `["backup-check"]`) {
+		t.Errorf("check Job: %q, want the operator's image running backup-check", got)
+	}
+	eventually(t, 30*time.Second, func() error {
+		if got := kubectl(t, "", ns, "get", "backup", "nightly", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}`); got != "CheckingDestination" {
+			return fmt.Errorf("Ready reason before the check finished = %q, want CheckingDestination", got)
+		}
+		return nil
+	})
+	passDestinationCheck(t, "e2e-backup", "nightly")
 	kubectl(t, "", ns, "wait", "--for=condition=Ready", "backup/nightly", "--timeout=60s")
+	kubectl(t, "", ns, "wait", "--for=condition=DestinationChecked", "backup/nightly", "--timeout=10s")
+	kubectl(t, "", ns, "wait", "--for=delete", "job/"+check, "--timeout=60s")
 	if got := kubectl(t, "", ns, "get", "cronjob", "nightly", "-o", "jsonpath={.spec.schedule} {.spec.concurrencyPolicy} {.spec.jobTemplate.spec.backoffLimit}"); got != "0 3 * * * Forbid 0" {
 		t.Errorf("CronJob: %q", got)
 	}
@@ -161,9 +203,33 @@ func TestBackupOnTheCluster(t *testing.T) {
 	if got := kubectl(t, "", ns, "get", "backup", "nightly", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}`); got != "BackupStale" {
 		t.Errorf("Ready reason = %q, want BackupStale", got)
 	}
+
+	// deletionPolicy Delete: the Backup stays until its delete Job
+	// succeeded.
+	kubectl(t, "", ns, "delete", "backup", "nightly", "--wait=false")
+	del := taskJob(t, "e2e-backup", "steward.dev/backup-delete", "nightly")
+	if got := kubectl(t, "", ns, "get", "job", del, "-o", `jsonpath={.spec.template.spec.containers[0].args} {.spec.template.spec.containers[0].env[?(@.name=="STEWARD_DB_NAME")].value}`); got != `["backup-delete"] shop` {
+		t.Errorf("delete Job: %q", got)
+	}
+	kubectl(t, "", ns, "get", "backup", "nightly")
+	now := time.Now().UTC()
+	finishPod(t, "e2e-backup", jobPod(t, "e2e-backup", del), dump.Result{Succeeded: true, Deleted: 3, StartTime: now, CompletionTime: now})
+	kubectl(t, "", ns, "wait", "--for=delete", "backup/nightly", "--timeout=60s")
+	if got := kubectl(t, "", ns, "get", "events", "--field-selector=reason=DumpsDeleted", "-o", "jsonpath={.items[*].message}"); !strings.Contains(got, "deleted 3 stored dumps") {
+		t.Errorf("DumpsDeleted events: %q", got)
+	}
 }
 
 const databaseWithBackups = `
+apiVersion: v1
+kind: Secret
+metadata:
+  name: store-keys
+  namespace: e2e-dbbackup
+stringData:
+  AWS_ACCESS_KEY_ID: AKIAE2E
+  AWS_SECRET_ACCESS_KEY: not-used-here
+---
 apiVersion: steward.dev/v1alpha1
 kind: Database
 metadata:
@@ -181,6 +247,7 @@ spec:
       bucket: backups
       prefix: orders
       endpoint: http://s3.e2e-dbbackup.svc:9000
+      allowInsecureEndpoint: true
       credentialsSecretRef: {name: store-keys}
 `
 
@@ -215,6 +282,7 @@ func TestDatabaseBackupsAndBootstrap(t *testing.T) {
 		}
 		return nil
 	})
+	passDestinationCheck(t, "e2e-dbbackup", "orders-backup")
 	kubectl(t, "", ns, "wait", "--for=condition=Ready", "backup/orders-backup", "--timeout=60s")
 	if got := kubectl(t, "", ns, "get", "cronjob", "orders-backup", "-o", "jsonpath={.spec.jobTemplate.spec.template.spec.containers[0].image}"); got != "postgres:16" {
 		t.Errorf("the backup runs in %q, want the Database's own image postgres:16", got)

@@ -87,8 +87,8 @@ spec:
   replicas: 1
 `
 
-// kstatusBackup dumps kstatusDatabase; kwok runs no dump, the test
-// finishes its runs' pods.
+// kstatusBackup dumps kstatusDatabase; kwok runs no dump nor check, the
+// test finishes their pods.
 const kstatusBackup = `
 apiVersion: steward.dev/v1alpha1
 kind: Backup
@@ -101,6 +101,7 @@ spec:
     type: s3
     bucket: backups
     endpoint: http://s3.example.test:9000
+    allowInsecureEndpoint: true
   schedule: "0 3 * * *"
 `
 
@@ -196,6 +197,7 @@ var kstatusKinds = []kstatusKind{{
 	kind:     "Backup",
 	before:   func(t *testing.T, ns string) { kubectl(t, kstatusDatabase, "--namespace="+ns, "apply", "-f", "-") },
 	manifest: fixed(kstatusBackup),
+	drive:    func(t *testing.T, r *kstatusRecorder) { passDestinationCheck(t, r.ns, r.name) },
 	edit:     `{"spec":{"schedule":"0 4 * * *"}}`,
 }, {
 	kind: "Restore",
@@ -267,6 +269,7 @@ func TestKstatusBrokenEdit(t *testing.T) {
 	for _, tc := range []struct {
 		kind, manifest, patch, reason, fixture string
 		before                                 func(t *testing.T, ns string)
+		drive                                  func(t *testing.T, r *kstatusRecorder)
 	}{{
 		kind: "Database", manifest: kstatusDatabase,
 		patch:  `{"spec":{"credentialsSecretRef":{"name":"no-such-secret"}}}`,
@@ -277,6 +280,7 @@ func TestKstatusBrokenEdit(t *testing.T) {
 		patch:  `{"spec":{"schedule":"61 25 * * *"}}`,
 		reason: "InvalidSchedule", fixture: "invalid-schedule",
 		before: func(t *testing.T, ns string) { kubectl(t, kstatusDatabase, "--namespace="+ns, "apply", "-f", "-") },
+		drive:  func(t *testing.T, r *kstatusRecorder) { passDestinationCheck(t, r.ns, r.name) },
 	}} {
 		t.Run(tc.reason, func(t *testing.T) {
 			t.Parallel()
@@ -285,6 +289,9 @@ func TestKstatusBrokenEdit(t *testing.T) {
 				tc.before(t, ns)
 			}
 			ready := createRecorded(t, tc.manifest, ns, "") // TestKstatusNewAndEdited saves these
+			if tc.drive != nil {
+				tc.drive(t, ready)
+			}
 			ready.untilCurrent()
 
 			r := ready.followOn(tc.fixture)
@@ -410,6 +417,7 @@ func kstatusNamespace(t *testing.T, suffix string) string {
 func backupRun(t *testing.T, ns string) string {
 	t.Helper()
 	kubectl(t, kstatusDatabase+"---"+kstatusBackup, "--namespace="+ns, "apply", "-f", "-")
+	passDestinationCheck(t, ns, "nightly")
 	kubectl(t, "", "--namespace="+ns, "wait", "--for=condition=Ready", "database/orders", "backup/nightly", "--timeout=180s")
 	kubectl(t, "", "--namespace="+ns, "annotate", "backup", "nightly", "steward.dev/backup-now=kstatus")
 	var job string
