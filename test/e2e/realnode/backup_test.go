@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -38,6 +39,8 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/dump"
 	"github.com/steward-dev/steward/internal/backup/jobs"
+	"github.com/steward-dev/steward/internal/backup/secrettest"
+	"github.com/steward-dev/steward/internal/testenv/devenv"
 	"github.com/steward-dev/steward/internal/testenv/storetest"
 )
 
@@ -113,6 +116,11 @@ const storeSecret = "realnode-backup-store"
 // were changed in the bucket, leaving the target empty; and restores the
 // scheduled dump into a new Database, with a Restore and with
 // bootstrap.fromBackup, whose tables are row for row those of the source.
+//
+// Beside them, a Backup whose credentials the store refuses fails the check
+// of its destination and the deletion of its dumps, both Jobs in real
+// containers, and none of its planted credentials reaches a status, an
+// event, a pod's termination message or log, or the operator's log.
 func TestBackupAndRestore(t *testing.T) {
 	requireCluster(t)
 	s3 := startStore(t)
@@ -122,6 +130,10 @@ func TestBackupAndRestore(t *testing.T) {
 			backupAndRestore(t, e, s3)
 		})
 	}
+	t.Run("credentials", func(t *testing.T) {
+		t.Parallel()
+		credentialsStayInTheirPods(t, s3)
+	})
 }
 
 func backupAndRestore(t *testing.T, e dumpEngine, s3 *storetest.S3Server) {
@@ -159,10 +171,16 @@ spec:
     bucket: %[5]s
     prefix: %[6]s
     endpoint: %[7]s
+    allowInsecureEndpoint: true
     credentialsSecretRef: {name: %[8]s}
   schedule: "* * * * *"
 `, src, v1alpha1.AnnotationBackupNow, now, e.sourceType, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecret))
 	manual, scheduled := waitForRuns(t, src, now, began)
+	var checked v1alpha1.Backup
+	getJSON(t, &checked, "backup", src)
+	if c := meta.FindStatusCondition(checked.Status.Conditions, v1alpha1.ConditionDestinationChecked); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Backup %s: DestinationChecked %+v, want True: its check Job, in the operator's image, reached the store", src, c)
+	}
 	// No more scheduled runs: the test has what it needs.
 	kubectl(t, "patch", "backup", src, "--type=merge", "-p", `{"spec":{"suspend":true}}`)
 	for _, run := range []v1alpha1.BackupRun{manual, scheduled} {
@@ -289,6 +307,7 @@ spec:
     bucket: %[4]s
     prefix: %[5]s
     endpoint: %[6]s
+    allowInsecureEndpoint: true
     credentialsSecretRef: {name: %[7]s}
   schedule: "@yearly"
   suspend: true
@@ -323,6 +342,81 @@ spec:
 	if got := e.must(t, dst+"-0", checksum); got != want {
 		t.Errorf("the restored table: %s, the source's: %s", got, want)
 	}
+}
+
+// credentialsStayInTheirPods plants credentials the store refuses in a
+// Backup's Secrets and endpoint, and looks for them wherever the check and
+// the deletion of its dumps could have written them.
+func credentialsStayInTheirPods(t *testing.T, s3 *storetest.S3Server) {
+	const name = "bk-leak"
+	p := secrettest.New(t)
+	secret := func(name string, data map[string][]byte) {
+		var b strings.Builder
+		for _, k := range slices.Sorted(maps.Keys(data)) {
+			fmt.Fprintf(&b, "  %s: %s\n", k, base64.StdEncoding.EncodeToString(data[k]))
+		}
+		applyAndDelete(t, "secret/"+name, fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata:\n  name: %s\n  namespace: default\ndata:\n%s", name, b.String()))
+	}
+	secret(name+"-store", p.S3Credentials())
+	secret(name+"-db", map[string][]byte{"username": []byte("backup"), "password": []byte(p.DBPassword)})
+	applyAndDelete(t, "backup/"+name, fmt.Sprintf(`apiVersion: steward.dev/v1alpha1
+kind: Backup
+metadata:
+  name: %[1]s
+  namespace: default
+spec:
+  source:
+    type: postgresql
+    connection: {host: nowhere.invalid, database: shop, credentialsSecretRef: {name: %[1]s-db}}
+  destination:
+    type: s3
+    bucket: %[2]s
+    endpoint: %[3]q
+    allowInsecureEndpoint: true
+    credentialsSecretRef: {name: %[1]s-store}
+  schedule: "@yearly"
+  suspend: true
+  deletionPolicy: Delete
+`, name, storetest.Bucket, p.WithUser(s3.Destination.Endpoint)))
+	reason := func(condition string) string {
+		var b v1alpha1.Backup
+		getJSON(t, &b, "backup", name)
+		if c := meta.FindStatusCondition(b.Status.Conditions, condition); c != nil {
+			return c.Reason
+		}
+		return ""
+	}
+	eventually(t, 4*time.Minute, "the refused check of "+name, func() error {
+		if r := reason(v1alpha1.ConditionDestinationChecked); r != v1alpha1.ReasonCredentialsRefused {
+			return fmt.Errorf("DestinationChecked reason %q", r)
+		}
+		return nil
+	})
+	kubectl(t, "delete", "backup", name, "--wait=false")
+	eventually(t, 4*time.Minute, "the refused deletion of the dumps of "+name, func() error {
+		if r := reason(v1alpha1.ConditionReady); r != v1alpha1.ReasonDeleteFailed {
+			return fmt.Errorf("Ready reason %q", r)
+		}
+		return nil
+	})
+	var seen strings.Builder
+	seen.WriteString(kubectl(t, "get", "backup", name, "-o", "jsonpath={.status}"))
+	seen.WriteString(kubectl(t, "get", "events", "--field-selector=involvedObject.name="+name, "-o", "jsonpath={.items[*].message}"))
+	for _, label := range []string{v1alpha1.LabelBackupCheck, v1alpha1.LabelBackupDelete} {
+		seen.WriteString(kubectl(t, "get", "pods", "-l", label+"="+name, "-o", "jsonpath={.items[*].status.containerStatuses[*].state.terminated.message}"))
+		// A check's pod may be gone with its Job, once its result was read.
+		logs, _ := devenv.Kubectl(t.Context(), cluster, nil, "logs", "-l", label+"="+name, "--tail=-1", "--ignore-errors")
+		seen.WriteString(logs)
+	}
+	operatorLog := kubectl(t, "logs", "--namespace", devenv.OperatorNamespace, "deployment/"+devenv.OperatorRelease, "--tail=-1")
+	if found := p.Find(seen.String()); len(found) > 0 {
+		t.Errorf("the status, events, or the Jobs' pods hold planted credentials %v:\n%s", found, seen.String())
+	}
+	if found := p.Find(operatorLog); len(found) > 0 {
+		t.Errorf("the operator's log holds planted credentials %v", found)
+	}
+	kubectl(t, "patch", "backup", name, "--type=merge", "-p", `{"spec":{"deletionPolicy":"Retain"}}`)
+	kubectl(t, "wait", "--for=delete", "backup/"+name, "--timeout=120s")
 }
 
 // startStore serves the S3 emulator on a listener inside the cluster's
