@@ -37,6 +37,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -174,7 +175,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, b *v1alpha1.Backup) (obs
 	obs := observed{}
 	if p := refusedEndpoint(b.Spec.Destination); p != nil {
 		obs.problem = p
-		return obs, nil
+		return obs, r.suspendCronJob(ctx, b)
 	}
 	sched, p := parseSchedule(b.Spec.Schedule, b.Spec.TimeZone)
 	if p != nil {
@@ -216,6 +217,26 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, b *v1alpha1.Backup) (obs
 			"Started Job %s as the %s annotation asks", job.Name, v1alpha1.AnnotationBackupNow)
 	}
 	return obs, nil
+}
+
+// suspendCronJob suspends the Backup's CronJob, made before its
+// destination was refused, so that no run goes to that destination. The
+// next apply sets spec.suspend as the Backup says.
+func (r *Reconciler) suspendCronJob(ctx context.Context, b *v1alpha1.Backup) error {
+	cj := &batchv1.CronJob{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(b), cj)
+	if apierrors.IsNotFound(err) || (err == nil && (!metav1.IsControlledBy(cj, b) || ptr.Deref(cj.Spec.Suspend, false))) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading CronJob %s: %w", b.Name, err)
+	}
+	orig := cj.DeepCopy()
+	cj.Spec.Suspend = ptr.To(true)
+	if err := r.Client.Patch(ctx, cj, client.MergeFrom(orig), client.FieldOwner(apply.FieldOwner)); err != nil {
+		return fmt.Errorf("suspending CronJob %s: %w", b.Name, err)
+	}
+	return nil
 }
 
 // requeueAfter is when to look again without an event: when the Backup

@@ -17,12 +17,19 @@ limitations under the License.
 package backup
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/conditions"
@@ -144,5 +151,41 @@ func TestDestinationHash(t *testing.T) {
 	}
 	if n := len((&v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("a", 50)}}).CheckJobName(base)); n > 63 {
 		t.Errorf("a check Job's name has %d characters, more than a label value may", n)
+	}
+}
+
+// TestRefusedEndpointSuspendsTheCronJob: the CronJob of a Backup stored
+// with a plain http:// endpoint before the rule (admission refuses a new
+// one) is suspended, and nothing else is applied.
+func TestRefusedEndpointSuspendsTheCronJob(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	b := &v1alpha1.Backup{
+		ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "shop", UID: "backup-uid"},
+		Spec: v1alpha1.BackupSpec{Schedule: "0 2 * * *",
+			Destination: v1alpha1.BackupDestination{Type: v1alpha1.DestinationS3, Bucket: "b", Endpoint: "http://minio.shop.svc:9000"}},
+	}
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "shop", OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: "Backup", Name: "old", UID: "backup-uid", Controller: ptr.To(true)}}},
+		Spec: batchv1.CronJobSpec{Schedule: "0 2 * * *"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(b, cj).Build()
+	r := &Reconciler{Client: c, APIReader: c}
+	obs, err := r.reconcileRuns(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obs.problem == nil || obs.problem.Reason != v1alpha1.ReasonInsecureEndpoint || obs.cronJob != nil {
+		t.Errorf("observed %+v: want the InsecureEndpoint problem and no CronJob applied", obs)
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(cj), cj); err != nil {
+		t.Fatal(err)
+	}
+	if !ptr.Deref(cj.Spec.Suspend, false) {
+		t.Error("the CronJob still runs against the refused endpoint")
 	}
 }
