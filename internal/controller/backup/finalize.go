@@ -59,8 +59,12 @@ func (r *Reconciler) finalize(ctx context.Context, b *v1alpha1.Backup) (ctrl.Res
 		if !del.done {
 			return ctrl.Result{RequeueAfter: del.requeue}, r.reportDeletion(ctx, b, del)
 		}
+		count := fmt.Sprintf("%d stored dumps", del.deleted)
+		if del.deleted < 0 {
+			count = "the stored dumps (its pod, with the count, is gone)"
+		}
 		r.event(b, related(del.job), corev1.EventTypeNormal, v1alpha1.EventDumpsDeleted, "Delete",
-			"Job %s deleted %d stored dumps, as deletionPolicy Delete asks", del.job.Name, del.deleted)
+			"Job %s deleted %s, as deletionPolicy Delete asks", del.job.Name, count)
 	} else {
 		// A deletion that started before the policy changed stops.
 		job := &batchv1.Job{}
@@ -85,7 +89,8 @@ func (r *Reconciler) finalize(ctx context.Context, b *v1alpha1.Backup) (ctrl.Res
 
 // deletion is how the deletion of the dumps goes.
 type deletion struct {
-	// done: the delete Job succeeded, having deleted that many dumps.
+	// done: the delete Job succeeded, having deleted that many dumps (-1:
+	// its result is gone).
 	done    bool
 	deleted int
 	job     *batchv1.Job
@@ -145,7 +150,11 @@ func (r *Reconciler) deleteDumps(ctx context.Context, b *v1alpha1.Backup, now ti
 	}
 	res, ok, rerr := r.taskResult(ctx, job)
 	if !failed {
+		// A Job completes only when its container exited 0.
 		del.done, del.deleted = true, res.Deleted
+		if !ok {
+			del.deleted = -1
+		}
 		return del, nil
 	}
 	why := "failed without a result: " + msg
