@@ -33,7 +33,7 @@ import (
 // TestLeaderKilledWhileConverging applies a Database and 10 WebApps,
 // kills the leading replica's process with SIGKILL while it creates them,
 // and applies 40 more WebApps. Everything must converge under the next
-// leader, with exactly the children each object asks for, none left over,
+// leader (the restarted container or the other replica), with exactly the children each object asks for, none left over,
 // and the Database's pods never restarted.
 func TestLeaderKilledWhileConverging(t *testing.T) {
 	requireCluster(t)
@@ -97,9 +97,12 @@ spec:
 	kubectl(t, "wait", "--for=condition=Ready", "-n", ns, "webapps,databases", "--all", "--timeout=600s")
 	t.Logf("the Database and %d WebApps Ready %v after kubectl apply; the lease is held by %s", apps,
 		time.Since(began).Round(time.Millisecond), leaderPod(t).pod)
-	if after := jsonpath(t, "--namespace="+devenv.OperatorNamespace+" lease/steward.steward.dev", "{.spec.leaseTransitions}"); after == leaseBefore {
-		t.Errorf("the lease's transitions are still %s: the leadership never moved", after)
-	}
+	// The killed container, restarted in its pod under the same identity
+	// (its pod's name), may take the Lease back before the other replica's
+	// wait for it to expire ends; either is a correct successor.
+	holder := jsonpath(t, "--namespace="+devenv.OperatorNamespace+" lease/steward.steward.dev", "{.spec.holderIdentity}")
+	t.Logf("the Lease is held by %s (the killed pod: %v); its transitions went from %s to %s", holder, holder == leader.pod,
+		leaseBefore, jsonpath(t, "--namespace="+devenv.OperatorNamespace+" lease/steward.steward.dev", "{.spec.leaseTransitions}"))
 	restarts := jsonpath(t, "--namespace="+devenv.OperatorNamespace+" pod/"+leader.pod, "{.status.containerStatuses[0].restartCount}")
 	if restarts == "0" {
 		t.Errorf("the killed operator pod %s has not restarted: was it killed?", leader.pod)
