@@ -106,8 +106,12 @@ bench-failover: kube-bins build real-node ## As root: measure the write gaps of 
 ##@ Running
 
 .PHONY: build
-build: ## Build the steward binary (static and stripped, as in the image).
+build: plugin ## Build the steward binary (static and stripped, as in the image) and the kubectl plugin.
 	CGO_ENABLED=0 go build $(STEWARD_BUILD_FLAGS) -o $(LOCALBIN)/steward ./cmd/steward
+
+.PHONY: plugin
+plugin: ## Build the kubectl plugin bin/kubectl-steward (with bin on PATH: kubectl steward).
+	CGO_ENABLED=0 go build $(STEWARD_BUILD_FLAGS) -o $(LOCALBIN)/kubectl-steward ./cmd/kubectl-steward
 
 .PHONY: run
 run: ## Run the operator against the current kubeconfig.
