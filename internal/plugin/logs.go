@@ -227,9 +227,9 @@ func (c *cli) apiLog(ctx context.Context, pod *corev1.Pod, container string, o l
 // logLine is one line of a log: its time, which the API server writes
 // first (RFC 3339 with nanoseconds), and the rest.
 type logLine struct {
-	time  string
-	at    time.Time
-	text  string
+	time string
+	at   time.Time
+	text string
 }
 
 func splitTimestamp(line string) logLine {

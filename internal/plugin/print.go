@@ -83,7 +83,7 @@ type table struct {
 func newTable(w io.Writer, indent string, header ...string) *table {
 	t := &table{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
 	if header != nil {
-		t.row(indent, header...)
+		fmt.Fprintln(t.tw, indent+strings.Join(header, "\t"))
 	}
 	return t
 }

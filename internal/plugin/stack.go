@@ -164,7 +164,7 @@ func (c *cli) retryFinalBackup(ctx context.Context, name string) error {
 	case stack.DeletionTimestamp.IsZero():
 		return fmt.Errorf("appstack %q is not being deleted: final backups run only while a production AppStack is deleted", stack.Name)
 	}
-	value := time.Now().UTC().Format("20060102T150405Z")
+	value := time.Now().UTC().Format(time.RFC3339Nano)
 	if err := c.annotate(ctx, kindAppStack, stack, v1alpha1.AnnotationRetryFinalBackup, value); err != nil {
 		return err
 	}
