@@ -185,26 +185,27 @@ func (c *cli) annotate(ctx context.Context, k *kind, obj client.Object, key, val
 }
 
 // waitFor calls check every c.poll until it is done or fails, for at most
-// timeout. what names what it waits for, in the timeout's error.
+// timeout. what names what it waits for, in the timeout's error. The
+// checks' requests are not cut short by the timeout: a check that started
+// finishes.
 func (c *cli) waitFor(ctx context.Context, timeout time.Duration, what string, check func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
 	tick := time.NewTicker(c.poll)
 	defer tick.Stop()
 	for {
 		done, err := check(ctx)
 		switch {
-		case err != nil && ctx.Err() == nil:
+		case err != nil:
 			return err
 		case done:
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			if ctx.Err() == context.DeadlineExceeded {
-				return fmt.Errorf("gave up waiting for %s after %v", what, timeout)
-			}
 			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("gave up waiting for %s after %v", what, timeout)
 		case <-tick.C:
 		}
 	}

@@ -49,6 +49,8 @@ type overview struct {
 
 func (c *cli) overview(ctx context.Context, out string) error {
 	ov := overview{Namespace: c.ns, Objects: []overviewRow{}}
+	listed := 0
+	var refused error
 	for _, k := range kinds {
 		if k.Cluster {
 			continue
@@ -56,15 +58,22 @@ func (c *cli) overview(ctx context.Context, out string) error {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(k.Name + "List"))
 		if err := c.list(ctx, k, list); err != nil {
-			if isForbidden(err) {
-				ov.Notes = append(ov.Notes, err.Error())
-				continue
+			if !isForbidden(err) {
+				return err
 			}
-			return err
+			ov.Notes = append(ov.Notes, err.Error())
+			if refused == nil {
+				refused = err
+			}
+			continue
 		}
+		listed++
 		for i := range list.Items {
 			ov.Objects = append(ov.Objects, overviewRowOf(k, &list.Items[i]))
 		}
+	}
+	if listed == 0 {
+		return refused
 	}
 	if out != outputHuman {
 		return printStructured(c.streams.Out, out, ov)

@@ -134,6 +134,10 @@ func (c *cli) buildClients() error {
 	if err != nil {
 		return fmt.Errorf("reading the kubeconfig: %w", err)
 	}
+	if cfg.QPS == 0 {
+		// kubectl's rate: client-go's default of 5 is for controllers.
+		cfg.QPS, cfg.Burst = 50, 300
+	}
 	c.cfg = cfg
 	c.ns, c.nsExplicit, err = c.flags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
