@@ -19,6 +19,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -138,6 +139,7 @@ func switchoverRefusal(db *v1alpha1.Database, to string) error {
 			names = append(names, in.Name)
 		}
 	}
+	slices.Sort(names)
 	return fmt.Errorf("database %q has no instance %q; its replicas: %s", db.Name, to, strings.Join(names, ", "))
 }
 
