@@ -19,6 +19,7 @@ package plugin
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -34,8 +35,12 @@ import (
 // core names a built-in resource of the core group, e.g. pods.
 func core(resource string) schema.GroupResource { return schema.GroupResource{Resource: resource} }
 
-// forbiddenUser finds the user a Forbidden error names.
-var forbiddenUser = regexp.MustCompile(`User "([^"]*)"`)
+// forbiddenUser finds the user a Forbidden error names, forbiddenVerb the
+// verb it refused (the request's own: an exec over WebSocket is a get).
+var (
+	forbiddenUser = regexp.MustCompile(`User "([^"]*)"`)
+	forbiddenVerb = regexp.MustCompile(`cannot (\S+) resource`)
+)
 
 // apiError makes err, from verb on an object of resource named what (e.g.
 // "database", "pod") in namespace ns, readable. name is empty for a list.
@@ -49,7 +54,10 @@ func apiError(err error, verb string, resource schema.GroupResource, what, ns, n
 		return nil
 	case apierrors.IsNotFound(err) && name != "":
 		return &readableError{msg: fmt.Sprintf("%s %q not found%s", what, name, where), err: err}
-	case apierrors.IsForbidden(err):
+	case isForbidden(err):
+		if m := forbiddenVerb.FindStringSubmatch(err.Error()); m != nil {
+			verb = m[1]
+		}
 		user := ""
 		if m := forbiddenUser.FindStringSubmatch(err.Error()); m != nil {
 			user = fmt.Sprintf(" (user %q)", m[1])
@@ -82,8 +90,11 @@ func (e *readableError) Error() string { return e.msg }
 
 func (e *readableError) Unwrap() error { return e.err }
 
-// isForbidden reports whether err is the API server's refusal.
-func isForbidden(err error) bool { return apierrors.IsForbidden(err) }
+// isForbidden reports whether err is the API server's refusal, also of an
+// exec or a port forward, which comes as the failed upgrade's message.
+func isForbidden(err error) bool {
+	return apierrors.IsForbidden(err) || strings.Contains(err.Error(), " is forbidden: User ")
+}
 
 // isNotFound reports whether err is an object that does not exist.
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

@@ -97,7 +97,7 @@ func (c *cli) streamExec(ctx context.Context, req execRequest) error {
 		return nil
 	case errors.As(err, &exit):
 		return fmt.Errorf("%s exited with code %d", req.Command[len(req.Command)-1], exit.Code)
-	case apierrors.IsForbidden(err) || apierrors.IsNotFound(err):
+	case isForbidden(err) || apierrors.IsNotFound(err):
 		return apiError(err, "create", core("pods/exec"), "pod", req.Namespace, req.Pod)
 	}
 	return fmt.Errorf("exec in pod %s: %w", req.Pod, err)

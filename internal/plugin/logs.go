@@ -107,7 +107,7 @@ func (c *cli) podsOf(ctx context.Context, r ref) ([]corev1.Pod, error) {
 	case kindAppStack:
 		return c.stackPods(ctx, r.name)
 	default:
-		return nil, fmt.Errorf("a %s runs no pods of its own; see its consumers' or components' logs", r.kind.Name)
+		return nil, fmt.Errorf("%s runs no pods of its own: see the logs of the workloads that use it", r)
 	}
 	// The object must exist: a typo finds no pods, and says so.
 	if _, err := c.getUnstructured(ctx, r); err != nil {
