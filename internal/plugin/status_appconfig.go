@@ -69,7 +69,7 @@ func (c *cli) configDetails(_ context.Context, u *unstructured.Unstructured, rep
 func (c *cli) printConfig(w io.Writer, r *configReport) {
 	if len(r.Revisions) > 0 {
 		fmt.Fprintln(w, "\nRevisions, newest first:")
-		t := newTable(w, "  ", "REVISION", "CREATED", "KEYS", "")
+		t := newTable(w, "  ", "REVISION", "CREATED", "KEYS", "NOTE")
 		for _, rev := range r.Revisions {
 			var marks []string
 			for _, m := range []struct {

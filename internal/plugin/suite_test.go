@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -231,10 +232,9 @@ func (h *harness) create(objs ...client.Object) {
 // it) onto obj, as the operator would.
 func (h *harness) writeStatus(obj, want client.Object) {
 	h.t.Helper()
-	if _, isSecret := obj.(*corev1.Secret); isSecret {
-		return
-	}
-	if _, isLease := obj.(*coordinationv1.Lease); isLease {
+	switch obj.(type) {
+	case *corev1.Secret, *coordinationv1.Lease, *appsv1.Deployment, *appsv1.StatefulSet:
+		// No status, or one that the tests' rollOutWorkloads writes.
 		return
 	}
 	withStatus := want.DeepCopyObject().(client.Object)
