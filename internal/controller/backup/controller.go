@@ -130,6 +130,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// was read: a reconcile from a stale cache fails here and is retried,
 	// instead of recording, announcing and counting a run a second time.
 	if werr := status.Write(ctx, r.Client, b, &b.Status, next, client.MergeFromWithOptimisticLock{}); werr != nil {
+		if err == nil && apierrors.IsConflict(werr) {
+			// The cache has not caught up with a write of this operator's
+			// yet: again soon, without an error's log and backoff.
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
 		return ctrl.Result{}, errors.Join(err, werr)
 	}
 	r.announce(b, prev, runs, &next)
