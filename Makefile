@@ -29,6 +29,9 @@ VERSION ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' $
 IMG ?= ghcr.io/steward-dev/steward:$(VERSION)
 IMAGES_DIR ?= $(LOCALBIN)/images
 GO_TEST_FLAGS ?= -timeout 40m
+# How long each fuzz test runs: FUZZTIME in make fuzz, FUZZTIME_TEST in make test.
+FUZZTIME ?= 5m
+FUZZTIME_TEST ?= 10s
 
 .PHONY: all
 all: build
@@ -84,6 +87,7 @@ verify: generate manifests argocd-snippet monitoring ## Fail when generated file
 # while other packages' tests run.
 test: kube-bins $(HELM) $(PROMTOOL) $(KUBE_SCORE) azurite build real-node ## Run all tests: unit, envtest, end to end on local clusters with fake and, as root, real nodes.
 	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) PROMTOOL=$(PROMTOOL) KUBE_SCORE=$(KUBE_SCORE) go test $(GO_TEST_FLAGS) ./...
+	FUZZTIME=$(FUZZTIME_TEST) hack/fuzz.sh
 
 .PHONY: test-servers
 test-servers: ## Install PostgreSQL, MariaDB, Redis and memcached from Debian's packages for the tests (needs root or sudo).
@@ -92,6 +96,10 @@ test-servers: ## Install PostgreSQL, MariaDB, Redis and memcached from Debian's 
 .PHONY: azurite
 azurite: ## Install Azurite, the Azure Storage emulator of the backup store tests, into bin/azurite (needs npm).
 	hack/azurite.sh >/dev/null
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz test for FUZZTIME each (not part of make test).
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 .PHONY: bench
 bench: kube-bins build ## Run the scale benchmark on a local cluster (not part of make test).

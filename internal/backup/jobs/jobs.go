@@ -282,10 +282,11 @@ func podSpec() *corev1ac.PodSpecApplyConfiguration {
 }
 
 // bucket is the destination's bucket as the run sees it: for type file, a
-// directory on the mounted volume.
+// directory on the mounted volume, which ".." cannot leave (the dumps
+// would go to the pod's own disk, and be lost with it).
 func bucket(d v1alpha1.BackupDestination) string {
 	if d.Type == v1alpha1.DestinationFile {
-		return path.Join(fileMount, d.Bucket)
+		return path.Join(fileMount, path.Clean("/"+d.Bucket))
 	}
 	return d.Bucket
 }

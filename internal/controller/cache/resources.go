@@ -117,7 +117,7 @@ func Memory(c *v1alpha1.Cache) resource.Quantity {
 // MemcachedMegabytes is memcached's -m: 90% of Memory in MiB, at least 1.
 func MemcachedMegabytes(c *v1alpha1.Cache) int64 {
 	m := Memory(c)
-	return max(m.Value()*memcachedMemoryPercent/100/(1<<20), 1)
+	return max(percent(m.Value(), memcachedMemoryPercent)/(1<<20), 1)
 }
 
 // MemcachedArgs are memcached's arguments.
@@ -132,7 +132,13 @@ func MemcachedArgs(c *v1alpha1.Cache) []string {
 // RedisMaxMemory is redis' maxmemory in bytes: 75% of Memory.
 func RedisMaxMemory(c *v1alpha1.Cache) int64 {
 	m := Memory(c)
-	return m.Value() * redisMemoryPercent / 100
+	return percent(m.Value(), redisMemoryPercent)
+}
+
+// percent is p% of n bytes, rounded down, without the overflow of n*p
+// beyond 92 PiB.
+func percent(n, p int64) int64 {
+	return n/100*p + n%100*p/100
 }
 
 // persistent reports whether redis keeps its data on a volume.

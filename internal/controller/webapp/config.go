@@ -186,13 +186,36 @@ func configVolumes(uses []configUse) ([]*corev1ac.VolumeApplyConfiguration, []*c
 		}
 		name := configVolumeName(u.use.AppConfig)
 		vols = append(vols, corev1ac.Volume().WithName(name).WithProjected(proj))
-		path := u.use.MountPath
-		if path == "" {
-			path = "/etc/steward/" + u.use.AppConfig
-		}
-		mounts = append(mounts, corev1ac.VolumeMount().WithName(name).WithMountPath(path).WithReadOnly(true))
+		mounts = append(mounts, corev1ac.VolumeMount().WithName(name).WithMountPath(mountPath(u.use)).WithReadOnly(true))
 	}
 	return vols, mounts
+}
+
+// mountPath is where a use delivered as files is mounted.
+func mountPath(use v1alpha1.ConfigUse) string {
+	if use.MountPath != "" {
+		return use.MountPath
+	}
+	return "/etc/steward/" + use.AppConfig
+}
+
+// mountConflict is the problem of two uses delivered as files at one path,
+// or nil: no container mounts two volumes at one path, and server-side
+// apply refuses such a Deployment with an internal error.
+func mountConflict(app *v1alpha1.WebApp) *conditions.Problem {
+	at := map[string]string{}
+	for _, use := range app.Spec.Config {
+		if use.As != v1alpha1.ConfigAsFiles {
+			continue
+		}
+		path := mountPath(use)
+		if other, ok := at[path]; ok {
+			return &conditions.Problem{Reason: v1alpha1.ReasonInvalidSpec, Message: fmt.Sprintf(
+				"spec.config: AppConfigs %s and %s are both mounted at %s; give one of them another mountPath", other, use.AppConfig, path)}
+		}
+		at[path] = use.AppConfig
+	}
+	return nil
 }
 
 // configVolumeName is a volume name, a DNS label, derived from the AppConfig's name.

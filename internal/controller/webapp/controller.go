@@ -230,6 +230,9 @@ type child struct {
 // it no longer asks for. A problem the user must fix is returned in
 // observed.problem; other errors are returned for a retry with backoff.
 func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp, b Bindings) (observed, error) {
+	if p := mountConflict(app); p != nil {
+		return observed{problem: p}, nil
+	}
 	dep := &appsv1.Deployment{}
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
 	children := []child{

@@ -19,6 +19,7 @@ package webapp
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -108,9 +109,8 @@ func podTemplate(app *v1alpha1.WebApp, b Bindings) *corev1ac.PodTemplateSpecAppl
 	for i := range app.Spec.Env {
 		container.WithEnv(apply.Convert[corev1ac.EnvVarApplyConfiguration](&app.Spec.Env[i]))
 	}
-	container.WithEnv(bindingEnv(app, b)...)
 	env, envFrom := configEnv(app, b.Config)
-	container.WithEnv(env...).WithEnvFrom(envFrom...)
+	container.WithEnv(firstOfEach(append(bindingEnv(app, b), env...))...).WithEnvFrom(envFrom...)
 	vols, mounts := configVolumes(b.Config)
 	container.WithVolumeMounts(mounts...)
 	if app.Spec.Resources != nil {
@@ -142,6 +142,19 @@ func podTemplate(app *v1alpha1.WebApp, b Bindings) *corev1ac.PodTemplateSpecAppl
 		tmpl.WithAnnotations(a)
 	}
 	return tmpl
+}
+
+// firstOfEach keeps the first variable of each name, as server-side apply
+// refuses a container with two variables alike (with an internal error): a
+// binding's wins over a config key's, and an earlier config use's over a
+// later one's. spec.env's win over both, which leave them out.
+func firstOfEach(env []*corev1ac.EnvVarApplyConfiguration) []*corev1ac.EnvVarApplyConfiguration {
+	seen := map[string]bool{}
+	return slices.DeleteFunc(env, func(e *corev1ac.EnvVarApplyConfiguration) bool {
+		dup := seen[*e.Name]
+		seen[*e.Name] = true
+		return dup
+	})
 }
 
 func probe(hc *v1alpha1.HealthCheck, initialDelay int32) *corev1ac.ProbeApplyConfiguration {

@@ -18,7 +18,9 @@ package mysql
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -119,7 +121,13 @@ func (e *Engine) Render(t engine.Tuning) (map[string]string, error) {
 	if t.Port != 0 {
 		params["port"] = strconv.Itoa(t.Port)
 	}
-	for k, v := range t.Parameters {
+	// In key order, so that the same parameters always render the same,
+	// or fail on the same key; two keys of one variable (max-connections
+	// and max_connections) are refused, as either value would be an
+	// arbitrary choice.
+	given := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(t.Parameters)) {
+		v := t.Parameters[k]
 		if !keyPattern.MatchString(k) {
 			return nil, fmt.Errorf("invalid parameter name %q", k)
 		}
@@ -129,7 +137,12 @@ func (e *Engine) Render(t engine.Tuning) (map[string]string, error) {
 		if strings.ContainsAny(v, "\n\r\x00") {
 			return nil, fmt.Errorf("parameter %q: the value must be one line", k)
 		}
-		params[normalize(k)] = strings.TrimSpace(v)
+		n := normalize(k)
+		if other, ok := given[n]; ok {
+			return nil, fmt.Errorf("parameters %q and %q both set %s: keep one", other, k, n)
+		}
+		given[n] = k
+		params[n] = strings.TrimSpace(v)
 	}
 	keys := make([]string, 0, len(params))
 	for k := range params {

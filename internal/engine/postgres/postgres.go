@@ -78,8 +78,10 @@ package postgres
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -186,10 +188,14 @@ var keyPattern = regexp.MustCompile(`^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?$`)
 
 // Render returns postgresql.conf, pg_hba.conf and pg_ident.conf for
 // ConfigDir. The tuned values of TuneFor come first, the user's Parameters
-// win over them; the settings Steward controls are fixed.
+// win over them; the settings Steward controls are fixed. The parameters
+// are read in key order, so that the same ones always render the same, or
+// fail on the same key; two keys of one setting (e.g. work_mem and
+// Work_Mem) are refused, as either value would be an arbitrary choice.
 func (e *Engine) Render(t engine.Tuning) (map[string]string, error) {
 	tuned := TuneFor(t.MemoryBytes)
-	for k, v := range t.Parameters {
+	given := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(t.Parameters)) {
 		lk := strings.ToLower(strings.TrimSpace(k))
 		if !keyPattern.MatchString(lk) {
 			return nil, fmt.Errorf("invalid PostgreSQL parameter name %q", k)
@@ -197,7 +203,11 @@ func (e *Engine) Render(t engine.Tuning) (map[string]string, error) {
 		if e.Controlled(lk) {
 			return nil, fmt.Errorf("parameter %s is set by Steward and cannot be changed", lk)
 		}
-		tuned[lk] = v
+		if other, ok := given[lk]; ok {
+			return nil, fmt.Errorf("parameters %q and %q both set %s: keep one", other, k, lk)
+		}
+		given[lk] = k
+		tuned[lk] = t.Parameters[k]
 	}
 	port := t.Port
 	if port == 0 {
