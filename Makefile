@@ -31,7 +31,7 @@ IMAGES_DIR ?= $(LOCALBIN)/images
 GO_TEST_FLAGS ?= -timeout 40m
 # How long each fuzz test runs: FUZZTIME in make fuzz, FUZZTIME_TEST in make test.
 FUZZTIME ?= 5m
-FUZZTIME_TEST ?= 10s
+FUZZTIME_TEST ?= 5s
 
 .PHONY: all
 all: build
