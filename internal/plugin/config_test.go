@@ -373,8 +373,11 @@ func settled(t *testing.T, ns string, n int) {
 	t.Helper()
 	eventually(t, func() error {
 		list := &v1alpha1.AppConfigList{}
-		if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil || len(list.Items) != 1 {
-			return fmt.Errorf("appconfigs: %v", err)
+		if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(list.Items) != 1 {
+			return fmt.Errorf("%d AppConfigs", len(list.Items))
 		}
 		st := list.Items[0].Status
 		if len(st.Consumers) != n {
@@ -397,8 +400,11 @@ func settledOn(t *testing.T, ns, revision string) v1alpha1.AppConfigStatus {
 	var st v1alpha1.AppConfigStatus
 	eventually(t, func() error {
 		list := &v1alpha1.AppConfigList{}
-		if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil || len(list.Items) != 1 {
-			return fmt.Errorf("appconfigs: %v", err)
+		if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(list.Items) != 1 {
+			return fmt.Errorf("%d AppConfigs", len(list.Items))
 		}
 		ac := list.Items[0]
 		st = ac.Status

@@ -27,7 +27,6 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -175,12 +174,4 @@ func commandContext(cmd *cobra.Command) context.Context {
 		return ctx
 	}
 	return context.Background()
-}
-
-// errUsage marks an error in the command line.
-var errUsage = errors.New("usage")
-
-// usageError is an error in the command line, with what to do instead.
-func usageError(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
 }

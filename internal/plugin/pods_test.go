@@ -32,6 +32,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/instance"
 )
 
 // No kubelet runs here: psql, mysql and logs are tested up to the request
@@ -122,8 +123,22 @@ spec: {engine: mariadb, version: "11.4", replicas: 2}
 	}
 	bob := h.cliAs("bob")
 	err = bob.streamExec(context.Background(), execRequest{Namespace: h.ns, Pod: "orders-0", Container: "postgres", Command: []string{"true"}})
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`forbidden: you may not get pods/exec "orders-0" in namespace %q (user "bob")`, h.ns)) {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`forbidden: you may not create pods/exec "orders-0" in namespace %q (user "bob")`, h.ns)) {
 		t.Errorf("exec as a user without rights: %v", err)
+	}
+}
+
+// TestShellEnvironment: the names the shell reads are those the Database
+// controller sets in the container.
+func TestShellEnvironment(t *testing.T) {
+	for mine, theirs := range map[string]string{
+		envOwnerUsername: instance.EnvOwnerUsername, envOwnerPassword: instance.EnvOwnerPassword,
+		envSuperuserUsername: instance.EnvSuperuserUsername, envSuperuserPassword: instance.EnvSuperuserPassword,
+		envRunDir: instance.EnvRunDir, envPort: instance.EnvPort, envDatabase: instance.EnvDatabase,
+	} {
+		if mine != theirs {
+			t.Errorf("the shell reads %s, the container has %s", mine, theirs)
+		}
 	}
 }
 

@@ -26,7 +26,20 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/instance"
+)
+
+// The environment of a database container that the shell reads, as the
+// Database controller sets it (internal/instance's Env* names; a test
+// keeps them equal). Not imported: package instance runs the engines, and
+// builds for Linux only, while the plugin runs on the user's machine.
+const (
+	envOwnerUsername     = "STEWARD_OWNER_USERNAME"
+	envOwnerPassword     = "STEWARD_OWNER_PASSWORD"
+	envSuperuserUsername = "STEWARD_SUPERUSER_USERNAME"
+	envSuperuserPassword = "STEWARD_SUPERUSER_PASSWORD"
+	envRunDir            = "STEWARD_RUN_DIR"
+	envPort              = "STEWARD_PORT"
+	envDatabase          = "STEWARD_DATABASE"
 )
 
 // A database shell runs the engine's own client in the database's
@@ -167,16 +180,16 @@ func databaseContainer(e v1alpha1.DatabaseEngine) string {
 // shellCommandLine is the command that runs the engine's client with the
 // credentials of the container's environment.
 func shellCommandLine(e v1alpha1.DatabaseEngine, superuser bool, clientArgs []string) []string {
-	user, password := instance.EnvOwnerUsername, instance.EnvOwnerPassword
+	user, password := envOwnerUsername, envOwnerPassword
 	if superuser {
-		user, password = instance.EnvSuperuserUsername, instance.EnvSuperuserPassword
+		user, password = envSuperuserUsername, envSuperuserPassword
 	}
 	script := shellScripts[v1alpha1.EnginePostgres]
 	argv0 := "psql"
 	if e != v1alpha1.EnginePostgres {
 		script, argv0 = shellScripts[v1alpha1.EngineMySQL], "mysql"
 	}
-	script = fmt.Sprintf(script, password, user, instance.EnvRunDir, instance.EnvPort, instance.EnvDatabase)
+	script = fmt.Sprintf(script, password, user, envRunDir, envPort, envDatabase)
 	return append([]string{"sh", "-c", script, argv0}, clientArgs...)
 }
 

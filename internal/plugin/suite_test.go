@@ -101,7 +101,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	kubeconfig = filepath.Join(dir, "kubeconfig")
 	if err := writeKubeconfig(kubeconfig, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
