@@ -43,9 +43,12 @@ import (
 const Container = "run"
 
 const (
-	binVolume     = "steward-bin"
-	storeVolume   = "store-credentials"
-	storeMount    = "/steward/store"
+	binVolume   = "steward-bin"
+	storeVolume = "store-credentials"
+	// storeMount is outside /steward, which is a directory in the
+	// engines' images (the copied binary) but the binary itself in
+	// Steward's image, where a check or delete Job runs.
+	storeMount    = "/var/run/steward/store"
 	fileVolume    = "backups"
 	fileMount     = "/backups"
 	tmpVolume     = "tmp"
@@ -305,7 +308,20 @@ func Result(pod *corev1.Pod) (dump.Result, bool, error) {
 				Container, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode)
 		}
 		res, err := dump.ParseResult(msg)
-		return res, err == nil, err
+		if err != nil {
+			// The runtime's own message: the container could not start.
+			return res, false, fmt.Errorf("the %s container ended (%s, exit code %d) without a result: %s",
+				Container, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode, shorten(msg, 300))
+		}
+		return res, true, nil
 	}
 	return dump.Result{}, false, nil
+}
+
+// shorten cuts s to at most n bytes, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

@@ -208,7 +208,7 @@ func TestCronJobRunsTheDumpWithSecretsOnlyByReference(t *testing.T) {
 	for name, want := range map[string]string{
 		dump.EnvDBHost: "pg.example", dump.EnvDBPort: "5432", dump.EnvDBName: "shop", dump.EnvDestinationType: "s3",
 		dump.EnvDestinationBucket: "backups", dump.EnvDestinationPrefix: "shop/", dump.EnvKeepLast: "3",
-		dump.EnvMaxAge: "720h0m0s", dump.EnvStoreCredentialsDir: "/steward/store",
+		dump.EnvMaxAge: "720h0m0s", dump.EnvStoreCredentialsDir: "/var/run/steward/store",
 	} {
 		if got := env[name].Value; got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
