@@ -17,6 +17,7 @@ limitations under the License.
 package plugin
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -238,6 +239,62 @@ spec: {image: "nginx:1.27", config: [{appConfig: shop-config, keys: [LOG_LEVEL]}
 	for _, want := range []string{"Ready:     Unknown", "Steward has not looked at it yet", "appconfig/shop-config (LOG_LEVEL)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status webapp: no %q in\n%s", want, out)
+		}
+	}
+}
+
+func TestStatusCacheRestorePolicy(t *testing.T) {
+	h := newHarness(t)
+	cache := decode[v1alpha1.Cache](t, `
+metadata: {name: sessions}
+spec: {engine: redis, version: "7.4", replicas: 2}
+`)
+	cache.Status = v1alpha1.CacheStatus{ObservedGeneration: 1, Phase: "Running", Version: "7.4.1", Replicas: 2, ReadyReplicas: 2,
+		Endpoint: "sessions." + h.ns + ".svc:6379",
+		Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonAvailable,
+			Message: "2 of 2 ready", LastTransitionTime: at(-time.Hour)}}}
+	rs := decode[v1alpha1.Restore](t, `
+metadata: {name: orders-restore-x1}
+spec:
+  source: {backupRef: {name: orders-backup}}
+  target: {type: postgresql, databaseRef: {name: orders}}
+`)
+	rs.Status = v1alpha1.RestoreStatus{ObservedGeneration: 1, Phase: v1alpha1.RestoreFailed, Job: "orders-restore-x1-restore",
+		Object: "orders/2026-12-01T020000Z.dump", StartTime: ptr.To(at(-3 * time.Minute)), CompletionTime: ptr.To(at(-2 * time.Minute)),
+		Message: "checksum mismatch: the dump is not the one the backup stored; the target is unchanged",
+		Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: "Failed",
+			Message: "checksum mismatch", LastTransitionTime: at(-2 * time.Minute)}}}
+	policy := decode[v1alpha1.WorkloadPolicy](t, `
+metadata: {name: `+h.ns+`}
+spec: {environment: production, maxReplicas: 10}
+`)
+	policy.Status = v1alpha1.WorkloadPolicyStatus{ObservedGeneration: 1, Violations: 1,
+		Violators: []v1alpha1.PolicyViolator{{Kind: "Deployment", Namespace: "shop", Name: "api", Message: "12 replicas, more than maxReplicas 10"}}}
+	h.create(cache, rs)
+	// Cluster-scoped, so not through h.create, which sets the namespace.
+	status := policy.Status
+	if err := k8s.Create(context.Background(), policy); err != nil {
+		t.Fatal(err)
+	}
+	policy.Status = status
+	if err := k8s.Status().Update(context.Background(), policy); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = k8s.Delete(context.Background(), policy) }()
+
+	for args, wants := range map[string][]string{
+		"cache/sessions": {"Ready:     True", "Engine:    redis 7.4.1", "Replicas:  2 ready of 2", "sessions." + h.ns + ".svc:6379"},
+		"restore/orders-restore-x1": {"Phase:            Failed", "Source:           backup/orders-backup, object latest",
+			"Target:           database/orders", "Completed:        2026-12-01T11:58:00Z (2m ago)",
+			"Message:          checksum mismatch: the dump is not the one the backup stored; the target is unchanged"},
+		"wlp/" + h.ns: {"WorkloadPolicy " + h.ns, "Violations:   1", "Violator:     Deployment shop/api: 12 replicas, more than maxReplicas 10",
+			"- 1 workloads violate the policy"},
+	} {
+		out := h.run("status", args).ok(t)
+		for _, want := range wants {
+			if !strings.Contains(out, want) {
+				t.Errorf("status %s: no %q in\n%s", args, want, out)
+			}
 		}
 	}
 }
