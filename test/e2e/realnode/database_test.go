@@ -258,6 +258,29 @@ func TestPostgresReplicas(t *testing.T) {
 		}
 	}
 
+	// kubectl steward psql: the same shell, on the primary and on a replica.
+	for _, replica := range []bool{false, true} {
+		args := []string{"--namespace=default", "psql", "pg"}
+		if replica {
+			args = append(args, "--replica")
+		}
+		out, err := kubectlSteward(t, "select current_user, pg_is_in_recovery(), count(*) from notes;\n", args...)
+		want := fmt.Sprintf("app | %s | 1", map[bool]string{true: "t", false: "f"}[replica])
+		if err != nil || !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("kubectl steward %s: %v\n%s\nwant %q", strings.Join(args, " "), err, out, want)
+		}
+	}
+	// kubectl steward logs: every instance's lines, each prefixed with its pod.
+	if out, err := kubectlSteward(t, "", "--namespace=default", "logs", "database/pg"); err != nil {
+		t.Errorf("kubectl steward logs database/pg: %v\n%s", err, out)
+	} else {
+		for _, pod := range pods {
+			if !strings.Contains(out, "["+pod) {
+				t.Errorf("kubectl steward logs database/pg has no line of %s:\n%s", pod, tail(out, 20))
+			}
+		}
+	}
+
 	// A parameter that reloads: no pod restarts.
 	before := podStates(t, "pg")
 	started := map[string]string{}
