@@ -28,6 +28,10 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/emptypb"
 )
 
 // Node is a real node: containerd, kubelet and kube-proxy in a network
@@ -124,7 +128,12 @@ func (n *Node) start(ctx context.Context, images []string) error {
 		return err
 	}
 	err = n.cluster.waitFor(ctx, "containerd on "+n.Name, containerdTimeout, containerd, func(ctx context.Context) error {
-		return n.ctr(ctx, "version")
+		if err := n.ctr(ctx, "version"); err != nil {
+			return err
+		}
+		// Its CRI server initialises after its own API answers; a
+		// kubelet started before exits ("server is not initialized yet").
+		return n.criReady(ctx)
 	})
 	if err != nil {
 		return err
@@ -537,4 +546,19 @@ func (n *Node) PodProcesses() ([]int, error) {
 		return nil, err
 	}
 	return cgroupPIDs(filepath.Join(mounts[0], n.cgroupName())), nil
+}
+
+// criReady asks containerd's CRI server for its version, as the kubelet
+// does at start-up. The request and the answer are read as empty messages:
+// an empty VersionRequest is a valid one, and the answer's fields are not
+// needed.
+func (n *Node) criReady(ctx context.Context) error {
+	conn, err := grpc.NewClient("unix://"+n.socket(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close() }()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return conn.Invoke(ctx, "/runtime.v1.RuntimeService/Version", &emptypb.Empty{}, &emptypb.Empty{})
 }
