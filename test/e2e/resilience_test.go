@@ -430,15 +430,24 @@ func TestOperatorChaos(t *testing.T) {
 		}
 	}()
 
-	// The kills begin while the objects are being created.
+	// The kills begin while the objects are being created. The only
+	// process serving the Database webhook is the one killed, so an apply
+	// may be refused while it restarts: it is repeated, as a user or a
+	// GitOps tool would, until it goes through.
 	start := time.Now()
 	applied := make(chan struct{})
 	go func() {
 		defer close(applied)
-		out, err := kubectlMayFailStdin(webAppsManifest(ns, "app", nApps)+databasesManifest(ns, "db", nDBs), "apply", "--server-side", "-f", "-")
-		if err != nil {
-			t.Errorf("applying: %v: %s", err, out)
+		manifest := webAppsManifest(ns, "app", nApps) + databasesManifest(ns, "db", nDBs)
+		var out string
+		var err error
+		for range 30 {
+			if out, err = kubectlMayFailStdin(manifest, "apply", "--server-side", "-f", "-"); err == nil {
+				return
+			}
+			time.Sleep(2 * time.Second)
 		}
+		t.Errorf("applying: %v: %s", err, out)
 	}()
 	rng := rand.New(rand.NewPCG(18, 300))
 	var takeovers []time.Duration
