@@ -34,7 +34,7 @@ import (
 	"github.com/steward-dev/steward/internal/testenv/apitest"
 )
 
-const timeout = 20 * time.Second
+const timeout = 2 * time.Minute
 
 var k8s client.Client
 
