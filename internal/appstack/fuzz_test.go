@@ -31,20 +31,8 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appstack"
+	"github.com/steward-dev/steward/internal/testenv/fuzzcheck"
 )
-
-// knobs hands out the bytes of a fuzz input one at a time, 0 once spent,
-// to choose the optional settings of a spec.
-type knobs []byte
-
-func (k *knobs) next() byte {
-	if len(*k) == 0 {
-		return 0
-	}
-	b := (*k)[0]
-	*k = (*k)[1:]
-	return b
-}
 
 // layoutSpec reads a stack's components from lines "d NAME DEP...",
 // "c NAME DEP..." and "a NAME DEP...", a database, a cache and an app with
@@ -294,35 +282,35 @@ func checkOrder(t *testing.T, m model, g *appstack.Graph) {
 // settings chosen by k: the environment, each database's engine, version,
 // replicas, volume and backups, each app's replicas or autoscaling and
 // configuration keys, and the stack's backup destination and monitoring.
-func fuzzStack(layout string, k knobs) *v1alpha1.AppStack {
+func fuzzStack(layout string, k fuzzcheck.Knobs) *v1alpha1.AppStack {
 	s := &v1alpha1.AppStack{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "shop", UID: "uid-shop"},
 		Spec:       *layoutSpec(layout),
 	}
 	s.Spec.Environment = []v1alpha1.StackEnvironment{
 		v1alpha1.StackDevelopment, v1alpha1.StackStaging, v1alpha1.StackProduction,
-	}[k.next()%3]
-	if k.next()%2 == 1 {
+	}[k.Next()%3]
+	if k.Next()%2 == 1 {
 		s.Spec.Backup = &v1alpha1.StackBackup{Destination: v1alpha1.BackupDestination{
-			Type: v1alpha1.DestinationS3, Bucket: "backups", Prefix: []string{"", "prod"}[k.next()%2]}}
+			Type: v1alpha1.DestinationS3, Bucket: "backups", Prefix: []string{"", "prod"}[k.Next()%2]}}
 	}
-	if b := k.next(); b%3 > 0 {
+	if b := k.Next(); b%3 > 0 {
 		s.Spec.Monitoring = &v1alpha1.StackMonitoring{Enabled: b%3 == 1, Path: []string{"", "/stats"}[b%2]}
 	}
 	for i := range s.Spec.Databases {
 		d := &s.Spec.Databases[i]
-		d.Engine = []v1alpha1.DatabaseEngine{"", v1alpha1.EnginePostgres, v1alpha1.EngineMySQL, v1alpha1.EngineMariaDB}[k.next()%4]
-		if k.next()%2 == 1 {
+		d.Engine = []v1alpha1.DatabaseEngine{"", v1alpha1.EnginePostgres, v1alpha1.EngineMySQL, v1alpha1.EngineMariaDB}[k.Next()%4]
+		if k.Next()%2 == 1 {
 			d.Version = map[v1alpha1.DatabaseEngine]string{"": "16", v1alpha1.EnginePostgres: "15.4",
 				v1alpha1.EngineMySQL: "8.0", v1alpha1.EngineMariaDB: "10.11"}[d.Engine]
 		}
-		if r := k.next() % 10; r > 0 {
+		if r := k.Next() % 10; r > 0 {
 			d.Replicas = new(int32(r))
 		}
-		if k.next()%2 == 1 {
+		if k.Next()%2 == 1 {
 			d.StorageSize = new(resource.MustParse("3Gi"))
 		}
-		if b := k.next(); b%4 > 0 {
+		if b := k.Next(); b%4 > 0 {
 			d.Backups = &v1alpha1.StackDatabaseBackups{Schedule: []string{"", "*/15 * * * *"}[b%2]}
 			if b%4 != 3 {
 				d.Backups.Enabled = new(b%4 == 1)
@@ -334,17 +322,17 @@ func fuzzStack(layout string, k knobs) *v1alpha1.AppStack {
 	}
 	for i := range s.Spec.Apps {
 		a := &s.Spec.Apps[i]
-		switch b := k.next(); b % 3 {
+		switch b := k.Next(); b % 3 {
 		case 1:
 			a.Replicas = new(int32(b >> 2))
 		case 2:
 			low := int32(b>>2)%8 + 1
 			a.Autoscaling = &v1alpha1.Autoscaling{MinReplicas: low, MaxReplicas: low + 2, TargetCPUUtilizationPercentage: 80}
 		}
-		if k.next()%2 == 1 {
+		if k.Next()%2 == 1 {
 			a.ConfigKeys = []string{"LOG_LEVEL"}
 		}
-		if k.next()%2 == 1 {
+		if k.Next()%2 == 1 {
 			a.Expose = &v1alpha1.StackExpose{Path: "/" + a.Name}
 		}
 	}
@@ -362,7 +350,7 @@ func FuzzRender(f *testing.F) {
 	f.Add("d a\nd b\nd c\na x db=a\na y db=b\nconfig", []byte{1, 1, 1, 0, 3, 1, 5, 1, 6, 2, 1, 0, 9, 0, 7, 2, 0, 1, 13, 1, 0, 255, 1, 1})
 	f.Add("c cache\na api cache=cache", []byte{255, 255, 255, 255, 255, 255, 255})
 	f.Fuzz(func(t *testing.T, layout string, settings []byte) {
-		stack := fuzzStack(layout, knobs(settings))
+		stack := fuzzStack(layout, fuzzcheck.Knobs(settings))
 		if _, err := appstack.NewGraph(&stack.Spec); err != nil {
 			t.Skip("refused at admission:", err)
 		}

@@ -18,7 +18,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -40,6 +39,7 @@ import (
 	stackctrl "github.com/steward-dev/steward/internal/controller/appstack"
 	dbctrl "github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/testenv/fuzzcheck"
 )
 
 // fuzzLines reads "KEY=VALUE" lines into data, and "ENV/KEY=VALUE" lines
@@ -382,27 +382,11 @@ func checkObjectMeta(t *testing.T, obj client.Object, stack *v1alpha1.AppStack) 
 	if errs := validation.IsDNS1123Label(obj.GetName()); len(errs) > 0 {
 		t.Fatalf("object name %q: %v", obj.GetName(), errs)
 	}
-	if err := validLabels(obj.GetLabels()); err != nil {
+	if err := fuzzcheck.Labels(obj.GetLabels()); err != nil {
 		t.Fatalf("%s: %v", obj.GetName(), err)
 	}
 	refs := obj.GetOwnerReferences()
 	if len(refs) != 1 || refs[0].UID != stack.UID || refs[0].Controller == nil || !*refs[0].Controller {
 		t.Fatalf("%s: owner references %+v", obj.GetName(), refs)
 	}
-}
-
-// validLabels reports the first invalid label key or value.
-func validLabels(labels map[string]string) error {
-	for k, v := range labels {
-		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-			return fmt.Errorf("label key %q: %v", k, errs)
-		}
-		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
-			return fmt.Errorf("label %s=%q: %v", k, v, errs)
-		}
-	}
-	if len(labels) == 0 {
-		return errors.New("no labels")
-	}
-	return nil
 }

@@ -32,6 +32,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/jobs"
+	"github.com/steward-dev/steward/internal/testenv/fuzzcheck"
 )
 
 // cronSchedule is the schema's rule on a schedule: a macro or five fields.
@@ -169,7 +170,7 @@ func checkSchedule(t *testing.T, b *v1alpha1.Backup) {
 // checkRun checks a run's Job labels and pod.
 func checkRun(t *testing.T, b *v1alpha1.Backup, jobLabels map[string]string, tmpl *corev1ac.PodTemplateSpecApplyConfiguration) {
 	t.Helper()
-	if err := validLabels(jobLabels); err != nil {
+	if err := fuzzcheck.Labels(jobLabels); err != nil {
 		t.Fatal(err)
 	}
 	if tmpl.Labels[v1alpha1.LabelBackup] != b.Name || jobLabels[v1alpha1.LabelBackup] != b.Name {
@@ -191,26 +192,10 @@ func checkMeta(t *testing.T, b *v1alpha1.Backup, name string, maxLen int, labels
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 || len(name) > maxLen || len(validation.IsValidLabelValue(name)) > 0 {
 		t.Fatalf("child %q of Backup %s: %v", name, b.Name, errs)
 	}
-	if err := validLabels(labels); err != nil {
+	if err := fuzzcheck.Labels(labels); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	if len(refs) != 1 || *refs[0].UID != b.UID || !*refs[0].Controller || *refs[0].Kind != "Backup" {
 		t.Fatalf("%s: owner references %+v", name, refs)
 	}
-}
-
-// validLabels reports the first invalid label key or value.
-func validLabels(labels map[string]string) error {
-	if len(labels) == 0 {
-		return fmt.Errorf("no labels")
-	}
-	for k, v := range labels {
-		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-			return fmt.Errorf("label key %q: %v", k, errs)
-		}
-		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
-			return fmt.Errorf("label %s=%q: %v", k, v, errs)
-		}
-	}
-	return nil
 }

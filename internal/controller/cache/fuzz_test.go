@@ -32,6 +32,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/testenv/fuzzcheck"
 )
 
 // cacheName is the schema's rule on a Cache's name.
@@ -130,7 +131,7 @@ func FuzzChildren(f *testing.F) {
 			if errs := validation.IsDNS1035Label(ch.name); len(errs) > 0 || ch.namespace != c.Namespace {
 				t.Fatalf("child %s/%s: %v", ch.namespace, ch.name, errs)
 			}
-			if err := validLabels(ch.labels); err != nil {
+			if err := fuzzcheck.Labels(ch.labels); err != nil {
 				t.Fatalf("%s: %v", ch.name, err)
 			}
 			if len(ch.refs) != 1 || *ch.refs[0].UID != c.UID || !*ch.refs[0].Controller || *ch.refs[0].Kind != "Cache" {
@@ -212,20 +213,4 @@ func checkSelector(t *testing.T, selector, podLabels map[string]string) {
 			t.Fatalf("selector %v does not select the pods' labels %v", selector, podLabels)
 		}
 	}
-}
-
-// validLabels reports the first invalid label key or value.
-func validLabels(labels map[string]string) error {
-	if len(labels) == 0 {
-		return fmt.Errorf("no labels")
-	}
-	for k, v := range labels {
-		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-			return fmt.Errorf("label key %q: %v", k, errs)
-		}
-		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
-			return fmt.Errorf("label %s=%q: %v", k, v, errs)
-		}
-	}
-	return nil
 }

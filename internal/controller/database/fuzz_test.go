@@ -32,20 +32,8 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/testenv/fuzzcheck"
 )
-
-// knobs hands out the bytes of a fuzz input one at a time, 0 once spent,
-// to choose the optional settings of a spec.
-type knobs []byte
-
-func (k *knobs) next() byte {
-	if len(*k) == 0 {
-		return 0
-	}
-	b := (*k)[0]
-	*k = (*k)[1:]
-	return b
-}
 
 var (
 	// databaseName is a name the Database's children can take: a DNS
@@ -59,7 +47,7 @@ var (
 // databaseName dbName and owner, "KEY=VALUE" parameters, and the settings
 // k chooses: engine, version, size, replicas, resources, storage,
 // deletion policy, backups, bootstrap and synchronous replicas.
-func fuzzDatabase(name, dbName, owner, params string, k knobs) *v1alpha1.Database {
+func fuzzDatabase(name, dbName, owner, params string, k fuzzcheck.Knobs) *v1alpha1.Database {
 	if len(name) > 40 || !databaseName.MatchString(name) || len(dbName) > 63 || !sqlName.MatchString(dbName) ||
 		len(owner) > 32 || !sqlName.MatchString(owner) {
 		return nil
@@ -71,8 +59,8 @@ func fuzzDatabase(name, dbName, owner, params string, k knobs) *v1alpha1.Databas
 	db := &v1alpha1.Database{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: name, UID: "uid-database"},
 		Spec: v1alpha1.DatabaseSpec{
-			Engine:       []v1alpha1.DatabaseEngine{v1alpha1.EnginePostgres, v1alpha1.EngineMySQL, v1alpha1.EngineMariaDB}[k.next()%3],
-			Size:         []v1alpha1.DatabaseSize{"", v1alpha1.SizeSmall, v1alpha1.SizeMedium, v1alpha1.SizeLarge}[k.next()%4],
+			Engine:       []v1alpha1.DatabaseEngine{v1alpha1.EnginePostgres, v1alpha1.EngineMySQL, v1alpha1.EngineMariaDB}[k.Next()%3],
+			Size:         []v1alpha1.DatabaseSize{"", v1alpha1.SizeSmall, v1alpha1.SizeMedium, v1alpha1.SizeLarge}[k.Next()%4],
 			DatabaseName: dbName,
 			Owner:        owner,
 			Parameters:   map[string]string{},
@@ -88,40 +76,40 @@ func fuzzDatabase(name, dbName, owner, params string, k knobs) *v1alpha1.Databas
 		panic(err)
 	}
 	versions := eng.Versions()
-	db.Spec.Version = versions[int(k.next())%len(versions)]
-	if b := k.next(); b%2 == 1 {
+	db.Spec.Version = versions[int(k.Next())%len(versions)]
+	if b := k.Next(); b%2 == 1 {
 		db.Spec.Version += fmt.Sprintf(".%d", b>>1)
 	}
-	if r := k.next() % 10; r > 0 {
+	if r := k.Next() % 10; r > 0 {
 		db.Spec.Replicas = new(int32(r))
 	}
-	if b := k.next(); b%2 == 1 {
+	if b := k.Next(); b%2 == 1 {
 		db.Spec.Resources = &corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(int64(b)<<24+1<<24, resource.BinarySI)},
 		}
 	}
-	if b := k.next(); b%2 == 1 {
+	if b := k.Next(); b%2 == 1 {
 		db.Spec.Storage.Size = resource.NewQuantity(int64(b)<<30, resource.BinarySI)
 		if b&2 != 0 {
 			db.Spec.Storage.StorageClassName = new("fast")
 		}
 	}
-	if k.next()%2 == 1 {
+	if k.Next()%2 == 1 {
 		db.Spec.DeletionPolicy = v1alpha1.DeletionDelete
 	}
-	if b := k.next(); b%2 == 1 {
+	if b := k.Next(); b%2 == 1 {
 		db.Spec.Backup = &v1alpha1.DatabaseBackup{Schedule: "0 2 * * *", Destination: v1alpha1.BackupDestination{
 			Type: v1alpha1.DestinationS3, Bucket: "backups", Prefix: []string{"", "prod/" + name}[b>>1%2]}}
 		if b&4 != 0 {
 			db.Spec.Backup.Enabled = new(b&8 != 0)
 		}
 	}
-	if b := k.next(); b%2 == 1 {
+	if b := k.Next(); b%2 == 1 {
 		db.Spec.Bootstrap = &v1alpha1.DatabaseBootstrap{FromBackup: v1alpha1.RestoreSource{
 			BackupRef: &corev1.LocalObjectReference{Name: "old-backup"}}}
 	}
-	if b := k.next(); b%2 == 1 {
+	if b := k.Next(); b%2 == 1 {
 		db.Spec.HighAvailability = &v1alpha1.DatabaseHighAvailability{SynchronousReplicas: int32(b>>1) % 9}
 	}
 	return db
@@ -141,7 +129,7 @@ func FuzzChildren(f *testing.F) {
 	f.Add("wiki", "wiki", "wiki", "", "%25%%", []byte{2, 1, 0, 0, 0, 0, 0, 1, 13, 1, 3})
 	f.Add("a-database-name-of-exactly-forty-chars-x", "_", "_", "max-connections=10\nmax_connections=20", "", []byte{2, 3, 1, 255, 4, 255, 255, 1, 255, 255, 255})
 	f.Fuzz(func(t *testing.T, name, dbName, owner, params, password string, settings []byte) {
-		db := fuzzDatabase(name, dbName, owner, params, knobs(settings))
+		db := fuzzDatabase(name, dbName, owner, params, fuzzcheck.Knobs(settings))
 		if db == nil {
 			t.Skip("refused by the schema")
 		}
@@ -211,7 +199,7 @@ func checkStatefulSet(t *testing.T, db *v1alpha1.Database, eng engine.Engine) {
 		t.Fatalf("claim of %v, want %v", got, size)
 	}
 	tmpl := sts.Spec.Template
-	if err := validLabels(tmpl.Labels); err != nil {
+	if err := fuzzcheck.Labels(tmpl.Labels); err != nil {
 		t.Fatalf("pod labels: %v", err)
 	}
 	for k, v := range sts.Spec.Selector.MatchLabels {
@@ -299,7 +287,7 @@ func checkMeta(t *testing.T, db *v1alpha1.Database, name, namespace string, labe
 	if errs := validation.IsDNS1035Label(name); len(errs) > 0 || !strings.HasPrefix(name, db.Name) || namespace != db.Namespace {
 		t.Fatalf("child %s/%s of Database %s/%s: %v", namespace, name, db.Namespace, db.Name, errs)
 	}
-	if err := validLabels(labels); err != nil {
+	if err := fuzzcheck.Labels(labels); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	if len(refs) != 1 || *refs[0].UID != db.UID || !*refs[0].Controller || *refs[0].Kind != "Database" {
@@ -313,27 +301,11 @@ func checkObjectMeta(t *testing.T, db *v1alpha1.Database, om metav1.ObjectMeta) 
 	if errs := validation.IsDNS1123Subdomain(om.Name); len(errs) > 0 || om.Namespace != db.Namespace {
 		t.Fatalf("%s/%s: %v", om.Namespace, om.Name, errs)
 	}
-	if err := validLabels(om.Labels); err != nil {
+	if err := fuzzcheck.Labels(om.Labels); err != nil {
 		t.Fatalf("%s: %v", om.Name, err)
 	}
 	refs := om.OwnerReferences
 	if len(refs) != 1 || refs[0].UID != db.UID || refs[0].Controller == nil || !*refs[0].Controller {
 		t.Fatalf("%s: owner references %+v", om.Name, refs)
 	}
-}
-
-// validLabels reports the first invalid label key or value.
-func validLabels(labels map[string]string) error {
-	if len(labels) == 0 {
-		return fmt.Errorf("no labels")
-	}
-	for k, v := range labels {
-		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-			return fmt.Errorf("label key %q: %v", k, errs)
-		}
-		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
-			return fmt.Errorf("label %s=%q: %v", k, v, errs)
-		}
-	}
-	return nil
 }

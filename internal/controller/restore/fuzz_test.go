@@ -17,7 +17,6 @@ limitations under the License.
 package restore
 
 import (
-	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +27,7 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/dump"
 	"github.com/steward-dev/steward/internal/backup/jobs"
+	"github.com/steward-dev/steward/internal/testenv/fuzzcheck"
 )
 
 var engines = []v1alpha1.DatabaseEngine{v1alpha1.EnginePostgres, v1alpha1.EngineMySQL, v1alpha1.EngineMariaDB}
@@ -65,7 +65,7 @@ func FuzzJob(f *testing.F) {
 			len(validation.IsValidLabelValue(*job.Name)) > 0 || *job.Namespace != r.Namespace {
 			t.Fatalf("Job %s/%s of Restore %s", *job.Namespace, *job.Name, r.Name)
 		}
-		if err := validLabels(job.Labels); err != nil {
+		if err := fuzzcheck.Labels(job.Labels); err != nil {
 			t.Fatal(err)
 		}
 		if refs := job.OwnerReferences; len(refs) != 1 || *refs[0].UID != r.UID || !*refs[0].Controller || *refs[0].Kind != "Restore" {
@@ -93,20 +93,4 @@ func FuzzJob(f *testing.F) {
 			t.Fatalf("CheckType of %s into %s: %v", targetType, db.Spec.Engine, err)
 		}
 	})
-}
-
-// validLabels reports the first invalid label key or value.
-func validLabels(labels map[string]string) error {
-	if len(labels) == 0 {
-		return fmt.Errorf("no labels")
-	}
-	for k, v := range labels {
-		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-			return fmt.Errorf("label key %q: %v", k, errs)
-		}
-		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
-			return fmt.Errorf("label %s=%q: %v", k, v, errs)
-		}
-	}
-	return nil
 }

@@ -32,20 +32,8 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appconfig"
+	"github.com/steward-dev/steward/internal/testenv/fuzzcheck"
 )
-
-// knobs hands out the bytes of a fuzz input one at a time, 0 once spent,
-// to choose the optional settings of a spec.
-type knobs []byte
-
-func (k *knobs) next() byte {
-	if len(*k) == 0 {
-		return 0
-	}
-	b := (*k)[0]
-	*k = (*k)[1:]
-	return b
-}
 
 // dnsLabel turns s into a DNS label of at most max characters that starts
 // with a letter: the names the schema admits, or that the children's kinds
@@ -90,7 +78,7 @@ func fuzzKeys(s string, max int) []string {
 // chooses: replicas or autoscaling, health check, ingress, bindings,
 // annotations, pull secrets and uses of AppConfigs with keys. It returns
 // what the bindings resolve to.
-func fuzzWebApp(name, image string, replicas, port int32, env, keys string, k knobs) (*v1alpha1.WebApp, Bindings) {
+func fuzzWebApp(name, image string, replicas, port int32, env, keys string, k fuzzcheck.Knobs) (*v1alpha1.WebApp, Bindings) {
 	if image = strings.ReplaceAll(strings.ToValidUTF8(image, "?"), " ", ""); image == "" || len(image) > 1024 {
 		image = "nginxinc/nginx-unprivileged:1.27"
 	}
@@ -106,7 +94,7 @@ func fuzzWebApp(name, image string, replicas, port int32, env, keys string, k kn
 			seen[n] = true
 		}
 	}
-	switch b := k.next(); b % 3 {
+	switch b := k.Next(); b % 3 {
 	case 1:
 		app.Spec.Replicas = new(abs(replicas) % 10001)
 	case 2:
@@ -115,11 +103,11 @@ func fuzzWebApp(name, image string, replicas, port int32, env, keys string, k kn
 			TargetCPUUtilizationPercentage: 1 + int32(b)%100}
 		app.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
 	}
-	if b := k.next(); b%2 == 1 {
+	if b := k.Next(); b%2 == 1 {
 		app.Spec.HealthCheck = &v1alpha1.HealthCheck{Path: "/healthz", InitialDelaySeconds: int32(b) % 3601,
 			PeriodSeconds: 1 + int32(b)%3600, FailureThreshold: 1 + int32(b)%100}
 	}
-	if b := k.next(); b%2 == 1 {
+	if b := k.Next(); b%2 == 1 {
 		app.Spec.Ingress = &v1alpha1.WebAppIngress{Host: app.Name + ".example.com", Path: []string{"", "/", "/api"}[b%3]}
 		if b&4 != 0 {
 			app.Spec.Ingress.TLSSecretName = app.Name + "-tls"
@@ -128,10 +116,10 @@ func fuzzWebApp(name, image string, replicas, port int32, env, keys string, k kn
 			app.Spec.Ingress.ClassName = new("nginx")
 		}
 	}
-	if b := k.next(); b%2 == 1 {
+	if b := k.Next(); b%2 == 1 {
 		app.Spec.PodAnnotations = map[string]string{"prometheus.io/scrape": "true"}
 	}
-	if b := k.next(); b%2 == 1 {
+	if b := k.Next(); b%2 == 1 {
 		app.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
 	}
 	var b Bindings
@@ -142,16 +130,16 @@ func fuzzWebApp(name, image string, replicas, port int32, env, keys string, k kn
 		}
 		return ""
 	}
-	if c := k.next(); c%2 == 1 {
+	if c := k.Next(); c%2 == 1 {
 		app.Spec.Database = &v1alpha1.WebAppBinding{Ref: "orders", Prefix: prefix(c / 2 % 3)}
 	}
-	if c := k.next(); c%2 == 1 {
+	if c := k.Next(); c%2 == 1 {
 		app.Spec.Cache = &v1alpha1.WebAppBinding{Ref: "sessions", Prefix: prefix(c / 2 % 3)}
 		b.Cache = &v1alpha1.Cache{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "sessions"},
 			Spec: v1alpha1.CacheSpec{Engine: []v1alpha1.CacheEngine{"", v1alpha1.EngineMemcached, v1alpha1.EngineRedis}[c/8%3]}}
 	}
-	for i := range int(k.next() % 4) {
-		c := k.next()
+	for i := range int(k.Next() % 4) {
+		c := k.Next()
 		use := v1alpha1.ConfigUse{AppConfig: fmt.Sprintf("config-%d", i), As: v1alpha1.ConfigAsEnv}
 		if c%2 == 1 {
 			use.As = v1alpha1.ConfigAsFiles
@@ -201,7 +189,7 @@ func FuzzChildren(f *testing.F) {
 		[]byte{2, 1, 13, 1, 1, 3, 19, 2, 12, 5})
 	f.Add("Bad Name!", "", int32(-7), int32(-1), "A=1\nA=2\n=3", "A,B,C", []byte{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255})
 	f.Fuzz(func(t *testing.T, name, image string, replicas, port int32, env, keys string, settings []byte) {
-		app, b := fuzzWebApp(name, image, replicas, port, env, keys, knobs(settings))
+		app, b := fuzzWebApp(name, image, replicas, port, env, keys, fuzzcheck.Knobs(settings))
 		build := func() []any {
 			return []any{Deployment(app, b), Service(app), Ingress(app), HorizontalPodAutoscaler(app), PodDisruptionBudget(app), URL(app)}
 		}
@@ -256,7 +244,7 @@ func checkDeployment(t *testing.T, app *v1alpha1.WebApp, b Bindings) {
 		t.Fatalf("Deployment replicas %v with autoscaling %v", spec.Replicas, app.Spec.Autoscaling)
 	}
 	tmpl := spec.Template
-	if err := validLabels(tmpl.Labels); err != nil {
+	if err := fuzzcheck.Labels(tmpl.Labels); err != nil {
 		t.Fatalf("pod labels: %v", err)
 	}
 	for k, v := range spec.Selector.MatchLabels {
@@ -316,26 +304,10 @@ func checkMeta(t *testing.T, app *v1alpha1.WebApp, name, namespace string, label
 	if name != app.Name || namespace != app.Namespace {
 		t.Fatalf("child %s/%s of WebApp %s/%s", namespace, name, app.Namespace, app.Name)
 	}
-	if err := validLabels(labels); err != nil {
+	if err := fuzzcheck.Labels(labels); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	if len(refs) != 1 || *refs[0].UID != app.UID || !*refs[0].Controller || *refs[0].Kind != "WebApp" {
 		t.Fatalf("%s: owner references %+v", name, refs)
 	}
-}
-
-// validLabels reports the first invalid label key or value.
-func validLabels(labels map[string]string) error {
-	if len(labels) == 0 {
-		return fmt.Errorf("no labels")
-	}
-	for k, v := range labels {
-		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
-			return fmt.Errorf("label key %q: %v", k, errs)
-		}
-		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
-			return fmt.Errorf("label %s=%q: %v", k, v, errs)
-		}
-	}
-	return nil
 }
