@@ -84,3 +84,33 @@ const (
 	// EventSwitchoverRefused: the requested switchover cannot be done.
 	EventSwitchoverRefused = "SwitchoverRefused"
 )
+
+// Storage growth (spec.storage.autoGrow): the condition and its reasons.
+const (
+	// ConditionStorageGrowthBlocked is True while a volume is over
+	// spec.storage.autoGrow.thresholdPercent and Steward will not grow it;
+	// only set with spec.storage.autoGrow.
+	ConditionStorageGrowthBlocked = "StorageGrowthBlocked"
+
+	// ReasonMaximumReached: the volumes are at storage.autoGrow.maximum.
+	ReasonMaximumReached = "MaximumReached"
+	// ReasonStorageClassCannotExpand: the volumes' storage class does not
+	// allow volume expansion (allowVolumeExpansion false or unset).
+	ReasonStorageClassCannotExpand = "StorageClassCannotExpand"
+	// ReasonBelowThreshold: every volume is used less than the threshold.
+	ReasonBelowThreshold = "BelowThreshold"
+	// ReasonGrowing: the volumes are growing, or about to.
+	ReasonGrowing = "Growing"
+	// ReasonNoUsageReported: no instance reported its volume's usage yet.
+	ReasonNoUsageReported = "NoUsageReported"
+)
+
+// Event reasons of storage growth.
+const (
+	// EventStorageGrowing: a volume crossed the threshold; every volume
+	// is asked to grow.
+	EventStorageGrowing = "StorageGrowing"
+	// EventStorageGrowthBlocked: a volume crossed the threshold and
+	// cannot grow; the message says why.
+	EventStorageGrowthBlocked = "StorageGrowthBlocked"
+)

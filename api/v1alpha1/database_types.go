@@ -88,6 +88,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.engine != 'postgres' || self.parameters.all(k, !(k.lowerAscii() in ['port', 'listen_addresses', 'data_directory', 'config_file', 'hba_file', 'ident_file', 'external_pid_file', 'unix_socket_directories', 'wal_level', 'max_wal_senders', 'hot_standby', 'primary_conninfo', 'primary_slot_name', 'restore_command', 'archive_mode', 'archive_command', 'recovery_target', 'password_encryption']))",messageExpression="'parameters: ' + self.parameters.filter(k, k.lowerAscii() in ['port', 'listen_addresses', 'data_directory', 'config_file', 'hba_file', 'ident_file', 'external_pid_file', 'unix_socket_directories', 'wal_level', 'max_wal_senders', 'hot_standby', 'primary_conninfo', 'primary_slot_name', 'restore_command', 'archive_mode', 'archive_command', 'recovery_target', 'password_encryption'])[0] + ' is set by Steward and cannot be overridden'",fieldPath=".parameters",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="!has(self.parameters) || self.engine == 'postgres' || self.parameters.all(k, !(k.lowerAscii().replace('-', '_') in ['port', 'bind_address', 'datadir', 'socket', 'pid_file', 'server_id', 'log_bin', 'relay_log', 'read_only', 'super_read_only', 'skip_networking', 'user', 'gtid_mode', 'enforce_gtid_consistency', 'log_replica_updates', 'log_slave_updates', 'report_host', 'init_file']))",messageExpression="'parameters: ' + self.parameters.filter(k, k.lowerAscii().replace('-', '_') in ['port', 'bind_address', 'datadir', 'socket', 'pid_file', 'server_id', 'log_bin', 'relay_log', 'read_only', 'super_read_only', 'skip_networking', 'user', 'gtid_mode', 'enforce_gtid_consistency', 'log_replica_updates', 'log_slave_updates', 'report_host', 'init_file'])[0] + ' is set by Steward and cannot be overridden'",fieldPath=".parameters",reason=FieldValueForbidden
 // +kubebuilder:validation:XValidation:rule="!has(self.highAvailability) || !has(self.highAvailability.synchronousReplicas) || self.highAvailability.synchronousReplicas == 0 || self.engine == 'postgres' || (self.engine == 'mariadb' && self.highAvailability.synchronousReplicas == 1)",message="highAvailability.synchronousReplicas: synchronous replication is supported for PostgreSQL, and for MariaDB with 1 (semi-synchronous replication waits for one replica)",fieldPath=".highAvailability.synchronousReplicas",reason=FieldValueForbidden
+// +kubebuilder:validation:XValidation:rule="!has(self.storage) || !has(self.storage.autoGrow) || quantity(string(self.storage.autoGrow.maximum)).compareTo(has(self.storage.size) ? quantity(string(self.storage.size)) : quantity(self.size == 'large' ? '50Gi' : self.size == 'medium' ? '10Gi' : '1Gi')) >= 0",message="storage.autoGrow.maximum must not be smaller than the volume size (storage.size, or the size preset's: 1Gi small, 10Gi medium, 50Gi large)",fieldPath=".storage.autoGrow.maximum",reason=FieldValueInvalid
 type DatabaseSpec struct {
 	// Engine is the database server: postgres, mysql or mariadb. It cannot be
 	// changed after creation.
@@ -296,6 +297,45 @@ type DatabaseStorage struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// AutoGrow grows the volumes before they fill: when any instance's
+	// volume is used to thresholdPercent or more, every volume of the
+	// Database grows by incrementPercent of its size, up to maximum. The
+	// storage class must allow volume expansion. Volumes never shrink: the
+	// grown size stays (status.storageSize shows it) even when autoGrow is
+	// removed.
+	// +optional
+	AutoGrow *DatabaseAutoGrow `json:"autoGrow,omitempty"`
+}
+
+// DatabaseAutoGrow says when and how far a Database's volumes grow by
+// themselves.
+type DatabaseAutoGrow struct {
+	// ThresholdPercent is how full (used bytes over the file system's
+	// capacity, as the instance reports it) any instance's volume may get
+	// before every volume grows. 50 to 95; default 80.
+	// +optional
+	// +kubebuilder:default=80
+	// +kubebuilder:validation:Minimum=50
+	// +kubebuilder:validation:Maximum=95
+	ThresholdPercent int32 `json:"thresholdPercent,omitempty"`
+
+	// IncrementPercent is how much one growth adds, in percent of the
+	// current size, rounded up to a whole MiB: 64Mi grows to 77Mi at 20.
+	// 10 to 100; default 20. A volume that is still over the threshold
+	// after growing grows again once the resize is done.
+	// +optional
+	// +kubebuilder:default=20
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=100
+	IncrementPercent int32 `json:"incrementPercent,omitempty"`
+
+	// Maximum is the largest size the volumes grow to, e.g. "100Gi". It
+	// must not be smaller than the volume size. Once reached, Steward
+	// stops growing and says so in the StorageGrowthBlocked condition.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="storage.autoGrow.maximum must be more than 0"
+	Maximum resource.Quantity `json:"maximum"`
 }
 
 // DatabasePhase is a one-word summary of a Database's state.
@@ -344,7 +384,8 @@ type DatabaseStatus struct {
 
 	// StorageSize is the size each instance's volume asks for:
 	// spec.storage.size, or the size preset's default; never less than the
-	// size the volumes were created with, as volumes never shrink.
+	// size the volumes were created with or grown to by storage.autoGrow,
+	// as volumes never shrink.
 	// +optional
 	StorageSize *resource.Quantity `json:"storageSize,omitempty"`
 
@@ -397,8 +438,9 @@ type DatabaseStatus struct {
 	// +optional
 	LastRoleChange *DatabaseRoleChange `json:"lastRoleChange,omitempty"`
 
-	// Conditions are Ready, Progressing, Degraded and UpgradeBlocked, and
-	// Bootstrapped with spec.bootstrap. Ready summarizes the others.
+	// Conditions are Ready, Progressing, Degraded and UpgradeBlocked,
+	// Bootstrapped with spec.bootstrap and StorageGrowthBlocked with
+	// spec.storage.autoGrow. Ready summarizes the others.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -427,6 +469,14 @@ type DatabaseInstance struct {
 	// Message says why the instance is not ready.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// VolumeUsedBytes is how much of the file system of the instance's
+	// data volume is used, as the instance last reported it.
+	// +optional
+	VolumeUsedBytes *int64 `json:"volumeUsedBytes,omitempty"`
+	// VolumeCapacityBytes is the size of that file system (a little less
+	// than the volume's, for the file system's own records).
+	// +optional
+	VolumeCapacityBytes *int64 `json:"volumeCapacityBytes,omitempty"`
 }
 
 // RoleChangeType is Failover or Switchover.
