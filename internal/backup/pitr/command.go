@@ -1,0 +1,319 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package pitr
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/fileblob"
+
+	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/redact"
+	"github.com/steward-dev/steward/internal/backup/store"
+)
+
+// The commands Main runs.
+const (
+	// CommandArchive streams the primary's WAL into the destination until
+	// it is stopped.
+	CommandArchive = "wal-archive"
+	// CommandFetch is the restore_command of a recovery: wal-fetch FILE
+	// PATH copies an archived file to PATH; it exits 1 when the archive
+	// does not hold it.
+	CommandFetch = "wal-fetch"
+	// CommandBase takes a base backup, then prunes base backups and WAL.
+	// It always exits 0: its result says whether it worked, and the
+	// logical dump beside it runs either way.
+	CommandBase = "backup-base"
+	// CommandRestore recovers to a point in time and restores the result
+	// into the target database, as `steward restore` restores a dump.
+	CommandRestore = "restore-pitr"
+)
+
+// Environment variables, beside the dump package's (destination, its
+// credentials, the database, retention, restore overwrite).
+const (
+	// EnvArchive is the database whose archive is written or read, as the
+	// Backup's source names it.
+	EnvArchive = "STEWARD_PITR_DATABASE"
+	// EnvReplicationUsername and EnvReplicationPassword are the
+	// replication credentials of wal-archive and backup-base.
+	EnvReplicationUsername = "STEWARD_REPLICATION_USERNAME"
+	EnvReplicationPassword = "STEWARD_REPLICATION_PASSWORD"
+	// EnvArchiveDir is wal-archive's local directory.
+	EnvArchiveDir = "STEWARD_ARCHIVE_DIR"
+	// EnvTargetTime is restore-pitr's target: an RFC 3339 time, or
+	// "latest".
+	EnvTargetTime = "STEWARD_RESTORE_TARGET_TIME"
+	// EnvWorkDir is where restore-pitr recovers; default
+	// /tmp/steward-recovery.
+	EnvWorkDir = "STEWARD_RECOVERY_DIR"
+	// EnvServerBinDir is where postgres is for restore-pitr; default
+	// $PATH.
+	EnvServerBinDir = "STEWARD_SERVER_BIN_DIR"
+)
+
+// Latest is EnvTargetTime's value for the newest recoverable point.
+const Latest = "latest"
+
+// Result is what backup-base and restore-pitr report in their
+// container's termination message.
+type Result struct {
+	dump.Result
+	// FirstRecoverable is the earliest time recovery can reach after
+	// backup-base pruned.
+	FirstRecoverable *time.Time `json:"firstRecoverable,omitempty"`
+	// BaseKey is the base backup taken or recovered from.
+	BaseKey string `json:"baseKey,omitempty"`
+	// TargetTime is the time restore-pitr recovered to; nil for the
+	// latest point.
+	TargetTime *time.Time `json:"targetTime,omitempty"`
+	// RecoveryPoint is the commit time of the last transaction the
+	// recovery replayed.
+	RecoveryPoint *time.Time `json:"recoveryPoint,omitempty"`
+}
+
+// ParseResult reads a termination message of backup-base or
+// restore-pitr.
+func ParseResult(message string) (Result, error) {
+	var r Result
+	message = strings.TrimSpace(message)
+	if message == "" {
+		return r, errors.New("the termination message is empty")
+	}
+	if err := json.Unmarshal([]byte(message), &r); err != nil {
+		return r, fmt.Errorf("the termination message is not a result: %w", err)
+	}
+	return r, nil
+}
+
+// Main runs a command configured by getenv and returns its exit code.
+// wal-fetch's arguments are args.
+func Main(ctx context.Context, command string, args []string, getenv func(string) string, log io.Writer) int {
+	creds, err := dump.ReadCredentials(getenv)
+	red := redact.New(getenv(dump.EnvDBPassword), getenv(EnvReplicationPassword))
+	d := dump.DestinationFromEnv(getenv)
+	red.Add(store.Secrets(d, creds)...)
+	log = red.Writer(log)
+	if err != nil {
+		fmt.Fprintf(log, "%s: %v\n", command, err)
+		return finish(command, Result{}, time.Now(), err, getenv, log, red)
+	}
+	database := getenv(EnvArchive)
+	if command == CommandFetch {
+		if len(args) != 2 {
+			fmt.Fprintf(log, "usage: steward wal-fetch FILE PATH\n")
+			return 2
+		}
+		bucket, err := dump.OpenDestination(ctx, d, creds)
+		if err != nil {
+			fmt.Fprintf(log, "wal-fetch: %s\n", red.String(err.Error()))
+			return 2
+		}
+		defer func() { _ = bucket.Close() }()
+		err = Fetch(ctx, bucket, database, args[0], args[1])
+		switch {
+		case errors.Is(err, ErrNotArchived):
+			return 1
+		case err != nil:
+			fmt.Fprintf(log, "wal-fetch: %s\n", red.String(err.Error()))
+			return 2
+		}
+		return 0
+	}
+	start := time.Now().UTC()
+	bucket, err := dump.OpenDestination(ctx, d, creds)
+	if err != nil {
+		return finish(command, Result{}, start, err, getenv, log, red)
+	}
+	defer func() { _ = bucket.Close() }()
+	switch command {
+	case CommandArchive:
+		conn, err := connFromEnv(getenv)
+		if err == nil {
+			dir := getenv(EnvArchiveDir)
+			if dir == "" {
+				dir = "/tmp/wal"
+			}
+			var l net.Listener
+			if l, err = net.Listen("tcp", fmt.Sprintf(":%d", ArchiverPort)); err == nil {
+				a := &Archiver{Conn: conn, Bucket: bucket, Database: database, Dir: dir, Log: log}
+				fmt.Fprintf(log, "wal-archive: archiving database %q from %s into the %s destination\n", database, conn.Host, d.Type)
+				err = a.Run(ctx, l)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(log, "wal-archive: %s\n", red.String(err.Error()))
+			return 1
+		}
+		return 0
+	case CommandBase:
+		res, err := base(ctx, bucket, database, getenv, log)
+		finish(command, res, start, err, getenv, log, red)
+		return 0
+	case CommandRestore:
+		res, err := restore(ctx, bucket, database, getenv, log, nil)
+		return finish(command, res, start, err, getenv, log, red)
+	}
+	return finish(command, Result{}, start, fmt.Errorf("unknown command %q", command), getenv, log, red)
+}
+
+func finish(command string, res Result, start time.Time, err error, getenv func(string) string, log io.Writer, red *redact.Redactor) int {
+	res.StartTime = start
+	res.CompletionTime = time.Now().UTC()
+	res.DurationSeconds = res.CompletionTime.Sub(start).Seconds()
+	res.Succeeded = err == nil
+	if err != nil {
+		res.Error = red.String(err.Error())
+		res.Reason = dump.ErrorReason(err)
+		fmt.Fprintf(log, "%s: %s\n", command, res.Error)
+	}
+	res.PruneError = red.String(res.PruneError)
+	data, _ := json.Marshal(res)
+	if len(data) > dump.MaxResultBytes {
+		res.Error, res.PruneError = tail(res.Error, 1000), tail(res.PruneError, 500)
+		data, _ = json.Marshal(res)
+	}
+	fmt.Fprintf(log, "%s: result %s\n", command, data)
+	path := getenv(dump.EnvTerminationLog)
+	if path == "" {
+		path = dump.DefaultTerminationLog
+	}
+	if werr := os.WriteFile(path, data, 0o644); werr != nil {
+		fmt.Fprintf(log, "%s: writing the result to %s: %v\n", command, path, werr)
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+func connFromEnv(getenv func(string) string) (Conn, error) {
+	c := Conn{Host: getenv(dump.EnvDBHost), Username: getenv(EnvReplicationUsername),
+		Password: getenv(EnvReplicationPassword), BinDir: getenv(dump.EnvDBBinDir)}
+	if c.Host == "" || c.Username == "" {
+		return c, fmt.Errorf("missing environment variables %s and %s", dump.EnvDBHost, EnvReplicationUsername)
+	}
+	if v := getenv(dump.EnvDBPort); v != "" {
+		p, err := strconv.Atoi(v)
+		if err != nil {
+			return c, fmt.Errorf("%s=%q is not a port number", dump.EnvDBPort, v)
+		}
+		c.Port = p
+	}
+	return c, nil
+}
+
+func base(ctx context.Context, bucket *blob.Bucket, database string, getenv func(string) string, log io.Writer) (Result, error) {
+	var res Result
+	conn, err := connFromEnv(getenv)
+	if err != nil {
+		return res, err
+	}
+	policy, err := dump.RetentionFromEnv(getenv)
+	if err != nil {
+		return res, err
+	}
+	b, err := TakeBase(ctx, conn, bucket, database, getenv(dump.EnvDBUsername), time.Now)
+	res.BaseKey, res.Key, res.Size, res.SHA256 = b.Key, b.Key, b.Size, b.SHA256
+	if err != nil {
+		return res, err
+	}
+	fmt.Fprintf(log, "backup-base: took base backup %s (%d bytes, WAL from %s)\n", b.Key, b.Size, b.StartSegment)
+	p, err := Prune(ctx, bucket, database, policy, time.Now())
+	res.Pruned, res.FirstRecoverable = p.Bases, p.FirstRecoverable
+	if err != nil {
+		res.PruneError = err.Error()
+	}
+	fmt.Fprintf(log, "backup-base: pruned %d base backups and %d WAL files\n", p.Bases, p.Segments)
+	return res, nil
+}
+
+// restore is restore-pitr; adjust, when not nil, changes the recovery's
+// options (tests run the server as another user than root).
+func restore(ctx context.Context, bucket *blob.Bucket, database string, getenv func(string) string, log io.Writer, adjust func(*RecoverOptions)) (Result, error) {
+	var res Result
+	target, err := dump.SourceFromEnv(getenv)
+	if err != nil {
+		return res, err
+	}
+	opts := RecoverOptions{Database: database, WorkDir: getenv(EnvWorkDir), BinDir: getenv(EnvServerBinDir), Log: log}
+	if opts.WorkDir == "" {
+		opts.WorkDir = "/tmp/steward-recovery"
+	}
+	if v := getenv(EnvTargetTime); v != "" && v != Latest {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return res, fmt.Errorf("%s=%q is not an RFC 3339 time", EnvTargetTime, v)
+		}
+		t = t.UTC()
+		opts.Target, res.TargetTime = &t, &t
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return res, err
+	}
+	opts.FetchCommand = fmt.Sprintf("'%s' %s '%%f' '%%p'", strings.ReplaceAll(self, "'", `'\''`), CommandFetch)
+	if adjust != nil {
+		adjust(&opts)
+	}
+	rec, err := Recover(ctx, bucket, opts)
+	if err != nil {
+		return res, err
+	}
+	defer rec.Stop()
+	res.BaseKey, res.RecoveryPoint = rec.Base.Key, rec.Point
+	// The recovered database goes into the target as a logical dump does.
+	transfer := filepath.Join(opts.WorkDir, "transfer")
+	if err := os.MkdirAll(transfer, 0o700); err != nil {
+		return res, err
+	}
+	tmp, err := fileblob.OpenBucket(transfer, &fileblob.Options{NoTempDir: true})
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = tmp.Close() }()
+	src := dump.Source{Type: dump.TypePostgreSQL, Host: rec.Socket, Port: rec.Port, Database: rec.Base.Database,
+		Username: rec.Base.Owner, BinDir: target.BinDir}
+	rep, err := dump.Backup(ctx, src, tmp, dump.Options{Log: log, TempDir: opts.WorkDir})
+	if err != nil {
+		return res, fmt.Errorf("dumping the recovered database: %w", err)
+	}
+	overwrite, _ := strconv.ParseBool(getenv(dump.EnvRestoreOverwrite))
+	m, err := dump.Restore(ctx, tmp, rep.Manifest.Key, target, dump.RestoreOptions{Overwrite: overwrite, Log: log})
+	res.Key, res.Size, res.SHA256 = rec.Base.Key, m.Size, m.SHA256
+	if err != nil {
+		return res, err
+	}
+	point := "no transaction after the base backup"
+	if rec.Point != nil {
+		point = "the transaction committed at " + rec.Point.Format(time.RFC3339Nano)
+	}
+	fmt.Fprintf(log, "restore-pitr: recovered from %s up to %s\n", rec.Base.Key, point)
+	return res, nil
+}
