@@ -48,6 +48,9 @@ type manager struct {
 	stoppedPos int64
 	exited     bool  // the server exited on its own and was not restarted
 	exits      int64 // how often the server exited on its own
+	// noSpace is the space that was available when the server could not
+	// start on a full volume; the start is tried again once more is.
+	noSpace *int64
 	wake       chan struct{}
 }
 
@@ -99,6 +102,9 @@ func (m *manager) report(ctx context.Context) Report {
 	r := Report{Name: m.o.Config.Name, Phase: m.phase, Term: m.term, StoppedPosition: m.stoppedPos, Detail: m.detail, Exits: m.exits}
 	srv := m.srv
 	m.mu.Unlock()
+	if v, err := readVolume(volumeDir(m.o.Config)); err == nil {
+		r.Volume = v
+	}
 	if srv == nil {
 		r.Message = m.phase
 		if r.Detail != "" {
@@ -237,7 +243,13 @@ func (m *manager) step(ctx context.Context) error {
 	case !fresh:
 		return nil // stopped or fenced: wait for the operator's next word
 	}
+	if m.waitingForSpace() {
+		return nil
+	}
 	if err := m.startAs(ctx, *a, want); err != nil {
+		if errors.Is(err, errServerStart) && ctx.Err() == nil && m.outOfSpace(err) {
+			return nil // tried again once the volume has grown
+		}
 		if errors.Is(err, errServerStart) && ctx.Err() == nil {
 			// The server refuses to start (its configuration, most often):
 			// the container exits, its log's tail becomes the pod's
@@ -501,4 +513,45 @@ func (m *manager) reloadIfChanged(ctx context.Context, srv engine.Server, hash s
 		m.log.Info("configuration reloaded")
 	}
 	return h
+}
+
+// outOfSpace reports whether the server could not start for want of
+// space on its volume. Then the manager does not exit, as for another
+// refusal: it keeps reporting, so that the operator sees the full volume
+// and grows it, and starts the server again once the volume has more
+// room (waitingForSpace).
+func (m *manager) outOfSpace(err error) bool {
+	v, verr := readVolume(volumeDir(m.o.Config))
+	if verr != nil || !fullVolume(v, err) {
+		return false
+	}
+	m.log.Error("the server cannot start: its volume is full; starting it again once the volume has grown",
+		"availableBytes", v.AvailableBytes, "capacityBytes", v.CapacityBytes, "error", err)
+	m.mu.Lock()
+	m.noSpace = &v.AvailableBytes
+	m.mu.Unlock()
+	m.set(PhaseStopped, "the volume is full: waiting for it to grow: "+err.Error())
+	return true
+}
+
+// waitingForSpace reports whether the server, which could not start on a
+// full volume, must wait still: the volume has not gained a MiB since.
+func (m *manager) waitingForSpace() bool {
+	m.mu.Lock()
+	was := m.noSpace
+	m.mu.Unlock()
+	if was == nil {
+		return false
+	}
+	v, err := readVolume(volumeDir(m.o.Config))
+	if err == nil && v.AvailableBytes < *was+1<<20 {
+		return true
+	}
+	m.mu.Lock()
+	m.noSpace = nil
+	m.mu.Unlock()
+	if err == nil {
+		m.log.Info("the volume has room again: starting the server", "availableBytes", v.AvailableBytes)
+	}
+	return false
 }

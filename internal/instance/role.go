@@ -106,6 +106,10 @@ type Report struct {
 	// Exits counts the times the server stopped on its own (a crash, a
 	// kill) since the manager started.
 	Exits int64 `json:"exits,omitempty"`
+	// Volume is the usage of the data volume's file system, read at each
+	// report whether the server runs or not (a full volume may have
+	// stopped it); nil when it cannot be read.
+	Volume *Volume `json:"volume,omitempty"`
 }
 
 // ControlToken is the bearer token of POST /role, derived from the
