@@ -185,6 +185,7 @@ type BackupRetention struct {
 }
 
 // BackupSpec declares scheduled logical dumps of a database to an object store.
+// +kubebuilder:validation:XValidation:rule="!has(self.pointInTime) || (self.source.type == 'postgresql' && has(self.source.databaseRef))",message="pointInTime archives the log of a PostgreSQL Database: set source.type postgresql and source.databaseRef"
 type BackupSpec struct {
 	// Source is the database to dump.
 	// +required
@@ -217,6 +218,12 @@ type BackupSpec struct {
 	// confirmed upload and never deletes the newest successful backup.
 	// +optional
 	Retention *BackupRetention `json:"retention,omitempty"`
+
+	// PointInTime archives the write-ahead log continuously beside the
+	// dumps, so that a Restore can recover to any recent time. Only for a
+	// PostgreSQL Database named by source.databaseRef.
+	// +optional
+	PointInTime *BackupPointInTime `json:"pointInTime,omitempty"`
 
 	// DeletionPolicy is what happens to the stored dumps when the Backup is
 	// deleted: Retain (the default) keeps them; Delete removes the dumps
@@ -324,6 +331,11 @@ type BackupStatus struct {
 	// +optional
 	DestinationCheck *DestinationCheck `json:"destinationCheck,omitempty"`
 
+	// PointInTime is the state of continuous archiving and the window a
+	// Restore can recover to, with spec.pointInTime.
+	// +optional
+	PointInTime *PointInTimeStatus `json:"pointInTime,omitempty"`
+
 	// Conditions are Ready, Reconciling, Stalled, DestinationChecked,
 	// LastBackupSucceeded, BackupStale and, for an allowed http://
 	// endpoint, InsecureEndpoint.
@@ -400,6 +412,8 @@ type BackupList struct {
 
 // RestoreSource is the dump a Restore reads.
 // +kubebuilder:validation:XValidation:rule="has(self.backupRef) != has(self.destination)",message="set exactly one of source.backupRef and source.destination"
+// +kubebuilder:validation:XValidation:rule="!has(self.pointInTime) || has(self.backupRef)",message="source.pointInTime recovers a Backup's archive: set source.backupRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.pointInTime) || !has(self.object) || self.object == 'latest'",message="source.pointInTime and source.object exclude each other: a point in time is recovered from base backups, not from a dump"
 type RestoreSource struct {
 	// BackupRef names a Backup in the same namespace; its destination is read.
 	// +optional
@@ -414,6 +428,11 @@ type RestoreSource struct {
 	// +kubebuilder:default=latest
 	// +kubebuilder:validation:MaxLength=1024
 	Object string `json:"object,omitempty"`
+
+	// PointInTime recovers the Backup's archived log to a time instead of
+	// restoring a dump; the Backup needs spec.pointInTime.
+	// +optional
+	PointInTime *RestorePointInTime `json:"pointInTime,omitempty"`
 }
 
 // RestoreTarget is the database a Restore writes into.
@@ -495,6 +514,14 @@ type RestoreStatus struct {
 	// Message says what failed.
 	// +optional
 	Message string `json:"message,omitempty"`
+	// RecoveryPoint is, for a point-in-time restore, the commit time of the
+	// last transaction the recovery replayed: the restored data is the
+	// database as it was right after it.
+	// +optional
+	RecoveryPoint *metav1.Time `json:"recoveryPoint,omitempty"`
+	// BaseBackup is the base backup a point-in-time restore started from.
+	// +optional
+	BaseBackup string `json:"baseBackup,omitempty"`
 	// Conditions are Ready (the restore succeeded), Progressing and Degraded.
 	// +optional
 	// +listType=map

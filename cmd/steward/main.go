@@ -40,6 +40,7 @@ import (
 	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/pitr"
 	"github.com/steward-dev/steward/internal/instance"
 	"github.com/steward-dev/steward/internal/manager"
 )
@@ -55,6 +56,11 @@ func main() {
 		case dump.CommandBackup, dump.CommandRestore, dump.CommandCheck, dump.CommandDelete:
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			code := dump.Main(ctx, os.Args[1], os.Getenv, os.Stderr)
+			stop()
+			os.Exit(code)
+		case pitr.CommandArchive, pitr.CommandFetch, pitr.CommandBase, pitr.CommandRestore:
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			code := pitr.Main(ctx, os.Args[1], os.Args[2:], os.Getenv, os.Stderr)
 			stop()
 			os.Exit(code)
 		case "copy-binary":

@@ -50,4 +50,5 @@ func ForgetBackup(namespace, name string) {
 		v.DeleteLabelValues(namespace, name)
 	}
 	BackupFailures.DeleteLabelValues(namespace, name)
+	ArchiveLag.DeleteLabelValues(namespace, name)
 }

@@ -35,6 +35,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/pitr"
 	"github.com/steward-dev/steward/internal/instance"
 )
 
@@ -105,6 +106,10 @@ type Run struct {
 	// Key and Overwrite apply to restores.
 	Key       string
 	Overwrite bool
+	// PointInTime, on a backup run, adds a base backup beside the dump
+	// (the BaseContainer); on a restore, it recovers the archive to a
+	// point in time instead of restoring a dump.
+	PointInTime *PointInTime
 	// Labels go on the pods.
 	Labels map[string]string
 }
@@ -151,12 +156,24 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 	if r.Command == "restore" {
 		env = append(env, value(dump.EnvRestoreKey, r.Key), value(dump.EnvRestoreOverwrite, strconv.FormatBool(r.Overwrite)))
 	}
+	command := r.Command
+	var base *corev1ac.ContainerApplyConfiguration
+	if p := r.PointInTime; p != nil {
+		env = append(env, value(pitr.EnvArchive, p.Archive))
+		if r.Command == "restore" {
+			command = pitr.CommandRestore
+			env = append(env, value(pitr.EnvTargetTime, p.TargetTime))
+		}
+	}
 
 	s := storage(r.Destination)
+	if p := r.PointInTime; p != nil && r.Command == "backup" {
+		base = baseContainer(r, p, env, s)
+	}
 	main := corev1ac.Container().
 		WithName(Container).
 		WithImage(r.Image).
-		WithCommand(instance.BinaryPath, r.Command).
+		WithCommand(instance.BinaryPath, command).
 		WithEnv(append(env, s.env...)...).
 		WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
 			corev1ac.VolumeMount().WithName(binVolume).WithMountPath(instance.BinaryDir).WithReadOnly(true),
@@ -167,11 +184,15 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}).
 			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}))
 	copyBinary := instance.CopyBinaryContainer(r.InstanceImage, binVolume, containerSecurity())
+	containers := []*corev1ac.ContainerApplyConfiguration{main}
+	if base != nil {
+		containers = append(containers, base)
+	}
 	return corev1ac.PodTemplateSpec().
 		WithLabels(r.Labels).
 		WithSpec(podSpec().
 			WithInitContainers(copyBinary).
-			WithContainers(main).
+			WithContainers(containers...).
 			WithVolumes(append([]*corev1ac.VolumeApplyConfiguration{
 				corev1ac.Volume().WithName(binVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
 			}, s.volumes...)...))

@@ -143,6 +143,7 @@ func postgres() Definition {
 		Require: []string{
 			"usr/lib/postgresql/15/bin/postgres", "usr/lib/postgresql/15/bin/initdb",
 			"usr/lib/postgresql/15/bin/pg_ctl", "usr/lib/postgresql/15/bin/pg_basebackup",
+			"usr/lib/postgresql/15/bin/pg_receivewal",
 			"usr/lib/postgresql/15/bin/pg_controldata", "usr/lib/postgresql/15/bin/pg_rewind",
 			"usr/bin/psql", "usr/bin/pg_dump", "usr/bin/pg_restore", "usr/bin/perl",
 			"usr/bin/sh",

@@ -30,6 +30,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -90,6 +91,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=steward.dev,resources=backups/finalizers,verbs=update
 // +kubebuilder:rbac:groups=steward.dev,resources=databases,verbs=get;list;watch
 // +kubebuilder:rbac:groups=batch,resources=cronjobs;jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -125,6 +127,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	runs, err3 := r.finishedRuns(ctx, b)
 	err = errors.Join(err, err2, err3)
 	next := computeStatus(b, obs, dest, runs, now)
+	err = errors.Join(err, r.reconcilePointInTime(ctx, b, &next, now))
 	prev := b.Status.DeepCopy()
 	// The write is conditional on the Backup not having changed since it
 	// was read: a reconcile from a stale cache fails here and is retried,
@@ -146,7 +149,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: requeueAfter(b, obs, dest, &next, now)}, nil
+	after := requeueAfter(b, obs, dest, &next, now)
+	if b.Spec.PointInTime != nil && (after == 0 || after > archiverPoll) {
+		after = archiverPoll
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
 }
 
 // maxNote is the most bytes an event's note may have: the API server
@@ -295,6 +302,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		For(&v1alpha1.Backup{}).
 		Watches(&v1alpha1.Backup{}, priority.SpecChangesFirst()).
 		Owns(&batchv1.CronJob{}).
+		Owns(&appsv1.Deployment{}).
 		Watches(&batchv1.Job{}, byLabel).
 		Watches(&corev1.Pod{}, byLabel).
 		Watches(&v1alpha1.Database{}, handler.EnqueueRequestsFromMapFunc(r.backupsOf(mgr.GetCache())),

@@ -108,7 +108,7 @@ func jobSpec(b *v1alpha1.Backup, src source, instanceImage string) *batchv1ac.Jo
 		WithTemplate(jobs.PodTemplate(jobs.Run{
 			Command: "backup", Image: src.image, InstanceImage: instanceImage,
 			Conn: src.conn, Destination: b.Spec.Destination, Retention: b.Spec.Retention,
-			TimeZone: timeZone(b), Labels: Labels(b),
+			TimeZone: timeZone(b), Labels: Labels(b), PointInTime: basePointInTime(b, src),
 		}))
 }
 

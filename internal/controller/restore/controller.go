@@ -129,7 +129,7 @@ func (r *Reconciler) observe(ctx context.Context, rs *v1alpha1.Restore) (observe
 		return obs, fmt.Errorf("listing the pods of Restore %s: %w", rs.Name, err)
 	}
 	for i := range pods.Items {
-		res, ok, err := jobs.Result(&pods.Items[i])
+		res, ok, err := jobs.RestoreResult(&pods.Items[i])
 		switch {
 		case ok:
 			obs.result = &res
@@ -155,6 +155,17 @@ func (r *Reconciler) resolve(ctx context.Context, rs *v1alpha1.Restore) (jobs.Ru
 			return run, observed{waiting: &conditions.Problem{Reason: v1alpha1.ReasonWaitingForBackup, Message: fmt.Sprintf("Waiting for Backup %s, which does not exist", src.BackupRef.Name)}}, err
 		}
 		run.Destination = b.Spec.Destination
+		if p := src.PointInTime; p != nil {
+			if b.Spec.PointInTime == nil {
+				return run, observed{refused: &conditions.Problem{Reason: v1alpha1.ReasonPointInTimeUnavailable, Message: fmt.Sprintf(
+					"Backup %s does not archive the log: set its spec.pointInTime, then recover to times after its next base backup", b.Name)}}, nil
+			}
+			if b.Status.SourceDatabase == "" {
+				return run, observed{waiting: &conditions.Problem{Reason: v1alpha1.ReasonWaitingForBackup, Message: fmt.Sprintf(
+					"Waiting for Backup %s to resolve its Database", b.Name)}}, nil
+			}
+			run.PointInTime = &jobs.PointInTime{Archive: b.Status.SourceDatabase, TargetTime: p.TargetString()}
+		}
 	case src.Destination != nil:
 		run.Destination = *src.Destination
 	}

@@ -25,7 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/pitr"
 	"github.com/steward-dev/steward/internal/conditions"
 )
 
@@ -37,8 +37,9 @@ type observed struct {
 	refused *conditions.Problem
 	// job is the restore Job, nil before it exists.
 	job *batchv1.Job
-	// result is the run's result, once its pod reported one.
-	result *dump.Result
+	// result is the run's result, once its pod reported one; a
+	// point-in-time restore's has its recovery point too.
+	result *pitr.Result
 	// podEnded is set when the pod ended without a readable result.
 	podEnded error
 }
@@ -89,6 +90,10 @@ func computeStatus(r *v1alpha1.Restore, obs observed) v1alpha1.RestoreStatus {
 	}
 	if res := obs.result; res != nil {
 		st.Object = res.Key
+		st.BaseBackup = res.BaseKey
+		if res.RecoveryPoint != nil {
+			st.RecoveryPoint = &metav1.Time{Time: *res.RecoveryPoint}
+		}
 		var end *metav1.Time
 		if !res.CompletionTime.IsZero() {
 			end = &metav1.Time{Time: res.CompletionTime}
