@@ -30,6 +30,13 @@ const (
 	// deleted a small object. It is Unknown while that check runs and
 	// False, with the store's error, when it failed or could not start.
 	ConditionDestinationChecked = "DestinationChecked"
+	// ConditionVerified is True when the newest verification of the
+	// Backup's newest backup passed: a Job restored it into a throwaway
+	// server in its pod and found the checksum, and every table's row
+	// count and checksum, as the manifest written at backup time says.
+	// False, with one of the verification reasons, when it failed; absent
+	// without spec.verify.
+	ConditionVerified = "Verified"
 	// ConditionInsecureEndpoint is True when the destination's endpoint is
 	// plain http:// and allowInsecureEndpoint accepts it; it is absent
 	// otherwise.
@@ -96,6 +103,39 @@ const (
 	ReasonDeleteFailed = "DeleteFailed"
 )
 
+// Reasons of a verification (status.lastVerified.reason and the Verified
+// condition), also what `steward backup-verify` reports.
+const (
+	// ReasonVerificationPassed: the backup restored, and its checksum and
+	// every table's row count and checksum match its manifest.
+	ReasonVerificationPassed = "VerificationPassed"
+	// ReasonNoTableDigests: the backup restored and its checksum matches,
+	// but its manifest predates table digests (or the engine has none,
+	// MongoDB): the tables' contents were not compared. It counts as
+	// passed.
+	ReasonNoTableDigests = "NoTableDigests"
+	// ReasonNoBackup: there is no complete backup to verify, or the one
+	// named has no manifest.
+	ReasonNoBackup = "NoBackup"
+	// ReasonChecksumMismatch: the stored object's size or SHA-256 differs
+	// from its manifest's: it was corrupted or replaced. Nothing was
+	// restored from it, and a Restore of it refuses to run too.
+	ReasonChecksumMismatch = "ChecksumMismatch"
+	// ReasonRestoreFailed (declared with the Restore's reasons, the same
+	// word): the restore tool failed on the backup.
+	// ReasonRowCountMismatch: a table of the restored backup has another
+	// number of rows than the manifest says, or a table is missing or
+	// extra.
+	ReasonRowCountMismatch = "RowCountMismatch"
+	// ReasonTableChecksumMismatch: a table of the restored backup has the
+	// manifest's number of rows but other contents.
+	ReasonTableChecksumMismatch = "TableChecksumMismatch"
+	// ReasonVerificationFailed: the verification could not be carried
+	// out (the throwaway server did not start, the store could not be
+	// read, the Job ended without a result); the message says why.
+	ReasonVerificationFailed = "VerificationFailed"
+)
+
 // Event reasons of Backups.
 const (
 	// EventBackupSucceeded: a run stored and verified its dump.
@@ -117,6 +157,14 @@ const (
 	// EventDestinationCheckFailed: a check of the destination failed, or
 	// could not start (Warning).
 	EventDestinationCheckFailed = "DestinationCheckFailed"
+	// EventVerificationPassed: a verification of a backup passed.
+	EventVerificationPassed = "VerificationPassed"
+	// EventVerificationFailed: a verification of a backup failed, or
+	// could not be carried out (Warning).
+	EventVerificationFailed = "VerificationFailed"
+	// EventVerificationRequested: a verification was started for the
+	// verify-now annotation.
+	EventVerificationRequested = "VerificationRequested"
 	// EventInsecureEndpoint: the destination's endpoint is plain http://,
 	// allowed by allowInsecureEndpoint or refused without it (Warning).
 	EventInsecureEndpoint = "InsecureEndpoint"

@@ -53,7 +53,7 @@ func main() {
 			code := instance.Main(ctx, os.Stderr)
 			stop()
 			os.Exit(code)
-		case dump.CommandBackup, dump.CommandRestore, dump.CommandCheck, dump.CommandDelete:
+		case dump.CommandBackup, dump.CommandRestore, dump.CommandCheck, dump.CommandDelete, dump.CommandVerify:
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			code := dump.Main(ctx, os.Args[1], os.Getenv, os.Stderr)
 			stop()

@@ -50,6 +50,11 @@ const (
 	// CommandDelete deletes the backups of the database named by EnvDBName
 	// from the destination (DeleteDumps). It connects to no database.
 	CommandDelete = "backup-delete"
+	// CommandVerify restores the newest good backup of the EnvDBType
+	// database named by EnvDBName (or the one EnvVerifyKey names) into a
+	// throwaway server started in its own pod, and compares it with its
+	// manifest (Verify). It connects to no database of the user's.
+	CommandVerify = "backup-verify"
 )
 
 // Environment variables of the commands. The database is the one backed
@@ -92,6 +97,10 @@ const (
 	EnvRestoreKey       = "STEWARD_RESTORE_KEY"
 	EnvRestoreOverwrite = "STEWARD_RESTORE_OVERWRITE"
 
+	// EnvVerifyKey is the key of the backup backup-verify verifies, or
+	// "latest" (the default): the newest good backup of the database.
+	EnvVerifyKey = "STEWARD_VERIFY_KEY"
+
 	// EnvTerminationLog is where the Result goes; default
 	// DefaultTerminationLog.
 	EnvTerminationLog = "STEWARD_TERMINATION_LOG"
@@ -127,21 +136,28 @@ type Result struct {
 	PruneError string `json:"pruneError,omitempty"`
 	// Deleted is the number of backups backup-delete deleted.
 	Deleted int `json:"deleted,omitempty"`
+	// TablesChecked is the number of tables whose row counts and
+	// checksums backup-verify compared.
+	TablesChecked int `json:"tablesChecked,omitempty"`
 	// Error is why the run failed, shortened, with every credential
 	// replaced by redact.Mask.
 	Error string `json:"error,omitempty"`
 	// Reason classifies a failure of the destination, as the reasons of a
 	// Backup's DestinationChecked condition: DestinationUnreachable,
 	// CredentialsRefused, BucketNotFound or CredentialsMissing; empty when
-	// the failure is none of those.
+	// the failure is none of those. For backup-verify it is the
+	// verification's reason, passed or not (VerificationPassed,
+	// ChecksumMismatch, ...), unless the destination failed.
 	Reason string `json:"reason,omitempty"`
+	// Message says what backup-verify checked, when it passed.
+	Message string `json:"message,omitempty"`
 }
 
 // Marshal returns the Result as JSON of at most MaxResultBytes, shortening
 // the messages when needed.
 func (r Result) Marshal() []byte {
 	for limit := 1500; ; limit /= 2 {
-		r.Error, r.PruneError = shorten(r.Error, limit), shorten(r.PruneError, limit)
+		r.Error, r.PruneError, r.Message = shorten(r.Error, limit), shorten(r.PruneError, limit), shorten(r.Message, limit)
 		data, err := json.Marshal(r)
 		if err == nil && len(data) <= MaxResultBytes {
 			return data
@@ -187,7 +203,11 @@ func Main(ctx context.Context, command string, getenv func(string) string, log i
 	red.Add(store.Secrets(destinationFromEnv(getenv), creds)...)
 	log = red.Writer(log)
 	var res Result
-	if err == nil {
+	switch {
+	case err != nil:
+	case command == CommandVerify:
+		res, err = runVerify(ctx, getenv, creds, red, log)
+	default:
 		res, err = run(ctx, command, getenv, creds, log)
 	}
 	res.StartTime = start
@@ -196,10 +216,13 @@ func Main(ctx context.Context, command string, getenv func(string) string, log i
 	res.Succeeded = err == nil
 	if err != nil {
 		res.Error = red.String(err.Error())
-		res.Reason = reason(err)
+		if r := reason(err); r != "" || res.Reason == "" {
+			res.Reason = r
+		}
 		fmt.Fprintf(log, "%s: %s\n", command, res.Error)
 	}
 	res.PruneError = red.String(res.PruneError)
+	res.Message = red.String(res.Message)
 	data := res.Marshal()
 	fmt.Fprintf(log, "%s: result %s\n", command, data)
 	path := getenv(EnvTerminationLog)

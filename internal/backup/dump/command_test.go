@@ -178,7 +178,7 @@ func testCommand(t *testing.T, srv *server) {
 	noSecret(t, "the result", raw, env[EnvDBPassword])
 	noSecret(t, "the log", log.String(), env[EnvDBPassword])
 	noSecret(t, "the log", log.String(), src.Password)
-	if fr.Succeeded || !strings.Contains(fr.Error, "pg_dump failed") || fr.Key != "" {
+	if fr.Succeeded || !strings.Contains(fr.Error, "pg_dump") || fr.Key != "" {
 		t.Errorf("failed backup's result %s", raw)
 	}
 }

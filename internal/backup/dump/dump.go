@@ -73,6 +73,51 @@ limitations under the License.
 // mongorestore. The second pass is hashed too; if the object changed in
 // between, the restore tool is killed before its input ends (PostgreSQL's
 // single transaction then rolls back).
+//
+// # Table digests
+//
+// The manifest also records, per table, the number of rows and an
+// order-independent checksum of them (Manifest.Tables), describing
+// exactly the data in the dump even while the database is written to:
+//
+//   - postgresql: a read-only REPEATABLE READ transaction exports its
+//     snapshot (pg_export_snapshot), pg_dump dumps that snapshot
+//     (--snapshot), and the same transaction computes, per table,
+//     count(*) and the sum of the first 64 bits of md5(row::text), with
+//     the settings that shape a row's text (TimeZone, DateStyle,
+//     extra_float_digits, bytea_output, ...) fixed. Both see the same
+//     rows. The digests cost a second read of every table, in the
+//     database, while pg_dump reads it too.
+//   - mysql: mysqldump's --single-transaction snapshot cannot be shared,
+//     so the digests are computed from the dump's own text as it streams
+//     past: per table, the tuples of its INSERT statements are counted
+//     and the first 64 bits of each tuple's SHA-256 summed. What is
+//     counted is what was dumped, by construction. A verification dumps
+//     the restored database again with the same tool and options and
+//     digests that text the same way: a value that does not survive a
+//     restore and a dump unchanged shows as a mismatch.
+//   - mongodb: no digests.
+//
+// A sum of hashes does not depend on the rows' order, which a restore
+// does not keep for tables without a primary key, and counts a row as
+// many times as it occurs. It detects corruption and lost or altered
+// rows; it is not a cryptographic commitment (the object's SHA-256 is
+// the integrity check).
+//
+// # Verification
+//
+// Verify restores a backup into an empty database of a throwaway server
+// (package scratch, started by `steward backup-verify` in its own pod),
+// after checking the object's size and SHA-256 as Restore does, and
+// compares the restored tables' digests with the manifest's. It reports
+// one of the verification reasons of api/v1alpha1: VerificationPassed,
+// ChecksumMismatch (nothing was restored), RestoreFailed,
+// RowCountMismatch, TableChecksumMismatch, NoBackup, NoTableDigests (a
+// manifest from before the digests: restored and checksummed only) or
+// VerificationFailed. It proves that the stored dump restores with the
+// tool of the image it ran in, and holds the rows that were dumped; it
+// does not prove that the application finds what it needs in them, nor
+// that a dump taken later will restore.
 package dump
 
 import (
@@ -152,6 +197,13 @@ type Manifest struct {
 	// Tool is the dump program's name.
 	Tool           string `json:"tool"`
 	StewardVersion string `json:"stewardVersion"`
+	// DigestMethod says how Tables were computed (DigestPostgreSQL,
+	// DigestSQLInserts); empty, with no Tables, in manifests written
+	// before Steward recorded them, and for MongoDB.
+	DigestMethod string `json:"digestMethod,omitempty"`
+	// Tables are the row count and checksum of every table, of exactly
+	// the data in the dump; sorted by table.
+	Tables []TableDigest `json:"tables,omitempty"`
 }
 
 // Options tune a backup.
@@ -241,11 +293,13 @@ func Backup(ctx context.Context, src Source, bucket *blob.Bucket, opts Options) 
 		Format: d.format, Compression: d.compression, StewardVersion: Version,
 	}
 	opts.logf("backup: dumping %s database %q from %s:%d into %s", src.Type, src.Database, src.Host, src.port(), key)
-	size, sum, tool, version, err := upload(ctx, src, bucket, key, d, opts)
+	up, err := upload(ctx, src, bucket, key, d, opts)
 	if err != nil {
 		return Report{}, err
 	}
-	m.Size, m.SHA256, m.Tool, m.ServerVersion = size, sum, tool, version
+	size, sum := up.size, up.sum // for the log below
+	m.Size, m.SHA256, m.Tool, m.ServerVersion = up.size, up.sum, up.tool, up.version
+	m.DigestMethod, m.Tables = up.method, up.tables
 	m.EndTime = opts.now()
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -281,19 +335,29 @@ func (c *counter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// upload streams the dump into a new object. Any failure cancels the
-// writer's context before Close, so that nothing is committed.
-func upload(ctx context.Context, src Source, bucket *blob.Bucket, key string, d dumper, opts Options) (size int64, sum, tool, version string, err error) {
+// uploaded is what upload stored.
+type uploaded struct {
+	size               int64
+	sum, tool, version string
+	method             string
+	tables             []TableDigest
+}
+
+// upload streams the dump into a new object, and computes the tables'
+// digests of the data dumped. Any failure cancels the writer's context
+// before Close, so that nothing is committed.
+func upload(ctx context.Context, src Source, bucket *blob.Bucket, key string, d dumper, opts Options) (uploaded, error) {
+	var up uploaded
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := bucket.NewWriter(wctx, key, &blob.WriterOptions{ContentType: d.contentType})
 	if err != nil {
-		return 0, "", "", "", fmt.Errorf("opening %s for writing: %w", key, err)
+		return up, fmt.Errorf("opening %s for writing: %w", key, err)
 	}
-	abort := func(err error) (int64, string, string, string, error) {
+	abort := func(err error) (uploaded, error) {
 		cancel()
 		_ = w.Close()
-		return 0, "", "", "", err
+		return uploaded{}, err
 	}
 	h := sha256.New()
 	n := &counter{}
@@ -304,7 +368,47 @@ func upload(ctx context.Context, src Source, bucket *blob.Bucket, key string, d 
 		gz = gzip.NewWriter(stored)
 		sink = gz
 	}
-	tool, err = runDump(ctx, src, d, sink, opts)
+	var extraArgs []string
+	var digests func() ([]TableDigest, error)
+	switch src.Type {
+	case TypePostgreSQL:
+		// pg_dump dumps the snapshot of a transaction of ours, in which
+		// the digests are computed: both see the same rows, whatever is
+		// written meanwhile.
+		snap, err := pgExportSnapshot(ctx, src)
+		if err != nil {
+			return abort(fmt.Errorf("pg_dump: connecting to export the snapshot it dumps: %s", scrub(src, err.Error())))
+		}
+		defer snap.close(ctx)
+		extraArgs = []string{"--snapshot=" + snap.id}
+		done := make(chan struct{})
+		var tables []TableDigest
+		var derr error
+		go func() {
+			defer close(done)
+			tables, derr = pgDigests(ctx, snap.tx)
+		}()
+		digests = func() ([]TableDigest, error) {
+			<-done
+			return tables, derr
+		}
+		up.method = DigestPostgreSQL
+	case TypeMySQL:
+		dg := newInsertDigester()
+		sink = io.MultiWriter(sink, dg)
+		digests = func() ([]TableDigest, error) { return dg.digests(), nil }
+		up.method = DigestSQLInserts
+	}
+	up.tool, err = runDump(ctx, src, d, sink, extraArgs, opts)
+	if digests != nil {
+		// Waited for even after a failed dump: the transaction it reads in
+		// is closed next.
+		tables, derr := digests()
+		if err == nil && derr != nil {
+			err = fmt.Errorf("computing the tables' digests: %s", scrub(src, derr.Error()))
+		}
+		up.tables = tables
+	}
 	if err != nil {
 		return abort(err)
 	}
@@ -313,13 +417,14 @@ func upload(ctx context.Context, src Source, bucket *blob.Bucket, key string, d 
 			return abort(fmt.Errorf("writing %s: %w", key, err))
 		}
 	}
-	if version, err = serverVersion(ctx, src); err != nil {
+	if up.version, err = serverVersion(ctx, src); err != nil {
 		return abort(fmt.Errorf("querying the server's version: %s", scrub(src, err.Error())))
 	}
 	if err := w.Close(); err != nil {
-		return 0, "", "", "", fmt.Errorf("storing %s: %w", key, err)
+		return uploaded{}, fmt.Errorf("storing %s: %w", key, err)
 	}
-	return n.n, hex.EncodeToString(h.Sum(nil)), tool, version, nil
+	up.size, up.sum = n.n, hex.EncodeToString(h.Sum(nil))
+	return up, nil
 }
 
 func (s Source) port() int {

@@ -281,13 +281,14 @@ func toolError(s Source, t *tool, err error) error {
 }
 
 // runDump runs the dump tool with its standard output copied to out.
-func runDump(ctx context.Context, s Source, d dumper, out io.Writer, opts Options) (string, error) {
+func runDump(ctx context.Context, s Source, d dumper, out io.Writer, extraArgs []string, opts Options) (string, error) {
 	_ = d
 	t, err := command(s, false, false, "", opts.TempDir)
 	if err != nil {
 		return "", err
 	}
 	defer t.cleanup()
+	t.cmd.Args = append(t.cmd.Args, extraArgs...)
 	stdout, err := t.cmd.StdoutPipe()
 	if err != nil {
 		return "", err
