@@ -161,7 +161,7 @@ func (a *Archiver) receiveLoop(ctx context.Context) {
 			sleep(ctx, 5*time.Second)
 			continue
 		}
-		t, err := a.Conn.command(ctx, "pg_receivewal", "-D", a.Dir, "--no-loop", "--status-interval=1", "-v")
+		t, err := a.Conn.command(ctx, "pg_receivewal", "-D", a.Dir, "--no-loop", "--status-interval=1")
 		if err != nil {
 			a.fail("preparing pg_receivewal: %v", err)
 			sleep(ctx, 5*time.Second)
