@@ -51,4 +51,5 @@ func ForgetBackup(namespace, name string) {
 	}
 	BackupFailures.DeleteLabelValues(namespace, name)
 	ArchiveLag.DeleteLabelValues(namespace, name)
+	ArchiveLagLimit.DeleteLabelValues(namespace, name)
 }

@@ -27,6 +27,13 @@ var ArchiveLag = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Help: "How long ago the WAL archive of a Backup with point-in-time recovery ends: the age of its last recoverable time.",
 }, []string{"namespace", "backup"})
 
+// ArchiveLagLimit is a Backup's spec.pointInTime.maxArchiveLag, which the
+// StewardBackupArchiveLagging alert compares ArchiveLag with.
+var ArchiveLagLimit = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "steward_backup_archive_max_lag_seconds",
+	Help: "The most a Backup's WAL archive may lag behind (spec.pointInTime.maxArchiveLag).",
+}, []string{"namespace", "backup"})
+
 func init() {
-	mustRegister(ArchiveLag)
+	mustRegister(ArchiveLag, ArchiveLagLimit)
 }

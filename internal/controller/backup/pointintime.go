@@ -96,6 +96,7 @@ func (r *Reconciler) reconcilePointInTime(ctx context.Context, b *v1alpha1.Backu
 		next.PointInTime = nil
 		meta.RemoveStatusCondition(&next.Conditions, v1alpha1.ConditionArchiving)
 		metrics.ArchiveLag.DeleteLabelValues(b.Namespace, b.Name)
+		metrics.ArchiveLagLimit.DeleteLabelValues(b.Namespace, b.Name)
 		d := &appsv1.Deployment{}
 		err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: ArchiverName(b)}, d)
 		if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(d, b)) {
@@ -170,11 +171,14 @@ func (r *Reconciler) reconcilePointInTime(ctx context.Context, b *v1alpha1.Backu
 	return nil
 }
 
-// observeLag records the archive's lag in status and the metric.
+// observeLag records the archive's lag in status and the metric. Before
+// anything was archived, the metric counts from the Backup's creation:
+// an archive that never began lags as much as one that stopped then.
 func (r *Reconciler) observeLag(b *v1alpha1.Backup, st *v1alpha1.PointInTimeStatus, now time.Time) {
+	metrics.ArchiveLagLimit.WithLabelValues(b.Namespace, b.Name).Set(b.Spec.PointInTime.ArchiveLagLimit().Seconds())
 	if st.LastRecoverableTime == nil {
 		st.ArchiveLagSeconds = nil
-		metrics.ArchiveLag.DeleteLabelValues(b.Namespace, b.Name)
+		metrics.ArchiveLag.WithLabelValues(b.Namespace, b.Name).Set(now.Sub(b.CreationTimestamp.Time).Seconds())
 		return
 	}
 	lag := int64(now.Sub(st.LastRecoverableTime.Time).Seconds())
