@@ -51,7 +51,7 @@ type manager struct {
 	// noSpace is the space that was available when the server could not
 	// start on a full volume; the start is tried again once more is.
 	noSpace *int64
-	wake       chan struct{}
+	wake    chan struct{}
 }
 
 func newManager(o Options) *manager {

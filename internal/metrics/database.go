@@ -33,6 +33,11 @@ var (
 		Name: "steward_database_replication_lag_transactions",
 		Help: "How far each replica of a MariaDB Database is behind its primary, in transactions (GTID sequence numbers).",
 	}, []string{"namespace", "database", "instance"})
+	// VolumeUsedRatio is how full each instance's data volume is.
+	VolumeUsedRatio = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "steward_database_volume_used_ratio",
+		Help: "How full each instance's data volume of a Database is, as the instance reports it: used bytes over used plus available bytes (0 to 1).",
+	}, []string{"namespace", "database", "instance"})
 	// RoleChanges counts failovers and switchovers.
 	RoleChanges = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "steward_database_role_changes_total",
@@ -46,7 +51,7 @@ var (
 )
 
 func init() {
-	mustRegister(ReplicationLag, ReplicationLagTransactions, RoleChanges, RoleChangeWriteGap)
+	mustRegister(ReplicationLag, ReplicationLagTransactions, VolumeUsedRatio, RoleChanges, RoleChangeWriteGap)
 }
 
 // ForgetDatabase removes a deleted Database's series.
@@ -54,6 +59,7 @@ func ForgetDatabase(namespace, name string) {
 	labels := prometheus.Labels{"namespace": namespace, "database": name}
 	ReplicationLag.DeletePartialMatch(labels)
 	ReplicationLagTransactions.DeletePartialMatch(labels)
+	VolumeUsedRatio.DeletePartialMatch(labels)
 	RoleChanges.DeletePartialMatch(labels)
 	RoleChangeWriteGap.DeletePartialMatch(labels)
 }

@@ -192,7 +192,13 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 		obs.problem = p
 		return obs, nil
 	}
-	claimSize := db.Spec.StorageSize()
+	claims, err := r.volumeClaims(ctx, db)
+	if err != nil {
+		return obs, err
+	}
+	// A new StatefulSet's claims ask for the size the volumes have; an
+	// existing one's claim template cannot change (see recreateForTemplate).
+	claimSize := storageSize(db, nil, claims)
 	if obs.statefulSet != nil {
 		claimSize = templateClaimSize(obs.statefulSet, claimSize)
 	}
@@ -200,10 +206,14 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 	for _, svc := range Services(db) {
 		children = append(children, child{svc, &corev1.Service{}})
 	}
-	children = append(children,
-		child{StatefulSet(db, eng, r.InstanceImage, claimSize), sts},
-		child{apply.Optional(PodDisruptionBudget(db)), &policyv1.PodDisruptionBudget{}},
-	)
+	if obs.statefulSet == nil || obs.statefulSet.DeletionTimestamp.IsZero() {
+		children = append(children, child{StatefulSet(db, eng, r.InstanceImage, claimSize), sts})
+	} else {
+		// Deleted with its pods orphaned to grow its claim template: it is
+		// created again once the garbage collector has let it go.
+		obs.recheck = time.Second
+	}
+	children = append(children, child{apply.Optional(PodDisruptionBudget(db)), &policyv1.PodDisruptionBudget{}})
 	for _, c := range children {
 		if p, err := r.applyChild(ctx, db, applier, c); p != nil || err != nil {
 			obs.problem = p
@@ -227,13 +237,20 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 	if err := r.replaceStuckPods(ctx, db, sts, pods); err != nil {
 		return obs, err
 	}
+	recheck := obs.recheck
 	obs.stuck, obs.recheck = stuckpods.Find(pods, stuckpods.OrDefault(r.StuckPodTimeout), time.Now())
-	if roles.requeue > 0 && (obs.recheck == 0 || roles.requeue < obs.recheck) {
-		obs.recheck = roles.requeue
+	for _, d := range []time.Duration{roles.requeue, recheck} {
+		if d > 0 && (obs.recheck == 0 || d < obs.recheck) {
+			obs.recheck = d
+		}
 	}
-	obs.storage, err = r.growVolumes(ctx, db)
+	obs.storage, err = r.growVolumes(ctx, db, sts, claims, roles.instances)
 	if err != nil {
 		return obs, err
+	}
+	if db.Spec.Storage.AutoGrow != nil && (obs.recheck == 0 || obs.recheck > storagePollInterval) {
+		// A filling volume sends no event: its usage is read this often.
+		obs.recheck = storagePollInterval
 	}
 	if obs.storage != nil && obs.storage.problem != nil {
 		obs.problem = obs.storage.problem

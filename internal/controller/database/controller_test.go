@@ -783,13 +783,24 @@ func TestStorageGrowsWhenTheClassAllowsIt(t *testing.T) {
 		}
 		return nil
 	})
+	// The claim template cannot change: the StatefulSet is deleted with
+	// its pods orphaned and created again with the new size.
+	collectOrphaned(t, ns, "grow")
+	eventually(t, func() error {
+		sts := &appsv1.StatefulSet{}
+		if err := get(t, ns, "grow", sts); err != nil {
+			return err
+		}
+		if got := sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "5Gi" {
+			return fmt.Errorf("the claim template requests %s", got.String())
+		}
+		return nil
+	})
+	markRolledOut(t, ns, "grow", 1)
 	waitFor(t, ns, "grow", "ExpandingStorage", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionProgressing)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonExpandingStorage
 	})
-	if got := statefulSet(t, ns, "grow").Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "1Gi" {
-		t.Errorf("the claim template changed to %s; it is immutable", got.String())
-	}
 	db := waitFor(t, ns, "fixed", "ExpansionNotSupported", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionDegraded)
 		return c != nil && c.Reason == v1alpha1.ReasonExpansionNotSupported

@@ -19,6 +19,7 @@ package database
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/metrics"
@@ -29,6 +30,7 @@ import (
 // status to next.
 func (r *Reconciler) announce(db *v1alpha1.Database, next *v1alpha1.DatabaseStatus) {
 	prev := &db.Status
+	r.announceStorageGrowthBlocked(db, next)
 	if prev.Phase == next.Phase {
 		if next.Phase == v1alpha1.DatabaseDegraded {
 			r.announceStuckPods(db, next)
@@ -58,4 +60,17 @@ func (r *Reconciler) announceStuckPods(db *v1alpha1.Database, next *v1alpha1.Dat
 	if d := stuckpods.NewlyStuck(db.Status.Conditions, next.Conditions); d != nil {
 		r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, d.Reason, "Deploy", "%s", d.Message)
 	}
+}
+
+// announceStorageGrowthBlocked emits a Warning event when volumes over the
+// autoGrow threshold cannot grow, or cannot for another reason than before.
+func (r *Reconciler) announceStorageGrowthBlocked(db *v1alpha1.Database, next *v1alpha1.DatabaseStatus) {
+	c := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionStorageGrowthBlocked)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return
+	}
+	if p := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionStorageGrowthBlocked); p != nil && p.Status == metav1.ConditionTrue && p.Reason == c.Reason {
+		return
+	}
+	r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, v1alpha1.EventStorageGrowthBlocked, "Grow", "%s: %s", c.Reason, c.Message)
 }

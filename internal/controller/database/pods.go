@@ -24,13 +24,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/engine"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
@@ -157,83 +155,4 @@ func (r *Reconciler) labelRoles(ctx context.Context, db *v1alpha1.Database, pods
 		r.labelled.Store(key, labelPatch{role: role, from: from, to: pod.ResourceVersion})
 	}
 	return nil
-}
-
-// growVolumes asks every volume of the Database that is smaller than
-// spec.storage.size to grow, when its storage class allows expansion.
-// Volume claim templates cannot change, so each claim is patched.
-func (r *Reconciler) growVolumes(ctx context.Context, db *v1alpha1.Database) (*storageState, error) {
-	claims := &corev1.PersistentVolumeClaimList{}
-	if err := r.Client.List(ctx, claims, client.InNamespace(db.Namespace), client.MatchingLabels(SelectorLabels(db))); err != nil {
-		return nil, fmt.Errorf("listing volume claims: %w", err)
-	}
-	want := db.Spec.StorageSize()
-	state := &storageState{}
-	allowed := map[string]bool{}
-	for i := range claims.Items {
-		pvc := &claims.Items[i]
-		// Only a bound claim can grow; a pending one is looked at again
-		// when it binds.
-		if !isInstanceClaim(db, pvc.Name) || !pvc.DeletionTimestamp.IsZero() || pvc.Status.Phase != corev1.ClaimBound {
-			continue
-		}
-		requested := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-		if requested.Cmp(want) >= 0 {
-			if capacity, ok := pvc.Status.Capacity[corev1.ResourceStorage]; ok && capacity.Cmp(requested) < 0 {
-				state.growing++
-			}
-			continue
-		}
-		class := ""
-		if pvc.Spec.StorageClassName != nil {
-			class = *pvc.Spec.StorageClassName
-		}
-		ok, known := allowed[class]
-		if !known {
-			var err error
-			if ok, err = r.expansionAllowed(ctx, class); err != nil {
-				return nil, err
-			}
-			allowed[class] = ok
-		}
-		if !ok {
-			state.problem = &conditions.Problem{Reason: v1alpha1.ReasonExpansionNotSupported, Message: fmt.Sprintf(
-				"volume %s cannot grow from %s to %s: storage class %q does not allow volume expansion",
-				pvc.Name, requested.String(), want.String(), class)}
-			return state, nil
-		}
-		patch := fmt.Appendf(nil, `{"spec":{"resources":{"requests":{"storage":%q}}}}`, want.String())
-		if err := r.Client.Patch(ctx, pvc, client.RawPatch(client.Merge.Type(), patch)); err != nil {
-			return nil, fmt.Errorf("growing volume %s to %s: %w", pvc.Name, want.String(), err)
-		}
-		state.growing++
-	}
-	if state.growing == 0 {
-		return nil, nil
-	}
-	return state, nil
-}
-
-// isInstanceClaim reports whether a claim is the data volume of one of the
-// Database's instances: data-<name>-<ordinal>.
-func isInstanceClaim(db *v1alpha1.Database, claim string) bool {
-	pod, ok := strings.CutPrefix(claim, dataVolume+"-")
-	return ok && isInstancePod(db, pod)
-}
-
-// expansionAllowed reads the storage class; classes are read rarely, only
-// when a volume must grow, so they are not cached.
-func (r *Reconciler) expansionAllowed(ctx context.Context, class string) (bool, error) {
-	if class == "" {
-		return false, nil
-	}
-	sc := &storagev1.StorageClass{}
-	err := r.APIReader.Get(ctx, client.ObjectKey{Name: class}, sc)
-	switch {
-	case apierrors.IsNotFound(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("reading storage class %s: %w", class, err)
-	}
-	return sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion, nil
 }

@@ -61,6 +61,10 @@ type memory struct {
 	// unanswered counts, per instance, the times in a row it did not
 	// answer.
 	unanswered map[string]int
+	// grownTo is the size storage.autoGrow last grew the volumes to, so
+	// that a reconcile on a cache that does not show it yet announces it
+	// once.
+	grownTo string
 }
 
 func (r *Reconciler) memoryOf(uid types.UID) *memory {
@@ -271,6 +275,7 @@ func instanceStatuses(db *v1alpha1.Database, v view) []v1alpha1.DatabaseInstance
 			if r.Phase == instance.PhaseRunning {
 				in.Role = string(r.Role)
 			}
+			volumeUsage(db, &in, r.Volume)
 			if r.Role == engine.RoleReplica && primaryPos > 0 && r.Position > 0 {
 				lag := max(primaryPos-r.Position, 0)
 				if v.lagUnit == v1alpha1.PositionTransactions {

@@ -61,13 +61,6 @@ type bootstrapState struct {
 	restore *v1alpha1.Restore
 }
 
-// storageState counts volumes that are smaller than spec.storage.size.
-type storageState struct {
-	// growing volumes have been asked to grow and have not yet.
-	growing int
-	problem *conditions.Problem
-}
-
 // computeStatus derives a Database's status from its spec, its previous
 // status and its children. It is pure.
 func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus {
@@ -78,6 +71,7 @@ func computeStatus(db *v1alpha1.Database, obs observed) v1alpha1.DatabaseStatus 
 	// The generation was looked at, even when it cannot be used: the
 	// conditions say why, for this generation.
 	st.ObservedGeneration = gen
+	storageGrowthStatus(db, obs.storage, &st)
 	if b := obs.blocked; b != nil {
 		st.Phase = v1alpha1.DatabaseBlocked
 		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionUpgradeBlocked, conditions.True(b.Reason, b.Message))
@@ -127,6 +121,10 @@ func observedFields(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSt
 		if st.Version == "" {
 			st.Version = sts.Annotations[v1alpha1.AnnotationVersion]
 		}
+	}
+	if obs.storage != nil && obs.storage.size.Cmp(storage) > 0 {
+		// Grown by storage.autoGrow, or created larger.
+		storage = obs.storage.size.DeepCopy()
 	}
 	st.StorageSize = &storage
 	if obs.roles != nil {
@@ -202,8 +200,10 @@ func rolloutStatus(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSta
 			switch {
 			case rolledOut && growing:
 				reason = v1alpha1.ReasonExpandingStorage
-				size := db.Spec.StorageSize()
-				progress = fmt.Sprintf("%d volumes growing to %s", obs.storage.growing, size.String())
+				progress = fmt.Sprintf("%d volumes growing to %s", obs.storage.growing, obs.storage.size.String())
+				if n := obs.storage.fileSystemPending; n > 0 {
+					progress += fmt.Sprintf("; %d wait for their file system to be resized, which their driver does when the pod starts again", n)
+				}
 			case scaling || s.Replicas != want || s.Want != s.Replicas:
 				reason = v1alpha1.ReasonScaling
 			default:
@@ -267,4 +267,28 @@ func everReady(db *v1alpha1.Database) bool {
 	c := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionReady)
 	return conditions.EverTrue(db.Status.Conditions, v1alpha1.ConditionReady, v1alpha1.ReasonCreating) &&
 		(c.Status == metav1.ConditionTrue || c.Reason != v1alpha1.ReasonBootstrapFailed)
+}
+
+// storageGrowthStatus sets the StorageGrowthBlocked condition of a
+// Database with spec.storage.autoGrow, and removes it without.
+func storageGrowthStatus(db *v1alpha1.Database, s *storageState, st *v1alpha1.DatabaseStatus) {
+	if db.Spec.Storage.AutoGrow == nil {
+		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionStorageGrowthBlocked)
+		return
+	}
+	if s == nil || s.growth == nil || s.growth.Reason == "" {
+		// Not decided this time: growth is pending, or no volume is bound
+		// yet (then the condition stays as it was).
+		if s != nil && s.growing > 0 {
+			conditions.SetOne(&st.Conditions, db.Generation, v1alpha1.ConditionStorageGrowthBlocked,
+				conditions.False(v1alpha1.ReasonGrowing, fmt.Sprintf("%d volumes are growing to %s", s.growing, s.size.String())))
+		}
+		return
+	}
+	g := s.growth
+	c := conditions.False(g.Reason, g.Message)
+	if g.Blocked {
+		c = conditions.True(g.Reason, g.Message)
+	}
+	conditions.SetOne(&st.Conditions, db.Generation, v1alpha1.ConditionStorageGrowthBlocked, c)
 }
