@@ -128,7 +128,9 @@ func (r *Reconciler) reconcilePointInTime(ctx context.Context, b *v1alpha1.Backu
 		return err
 	}
 	if p != nil {
+		st.Streaming = false
 		set(false, v1alpha1.ReasonArchiverNotRunning, "No archiver runs: "+p.Message)
+		r.observeLag(b, st, now)
 		return nil
 	}
 	d := &appsv1.Deployment{}
