@@ -236,7 +236,7 @@ func (r *Reconciler) growVolumes(ctx context.Context, db *v1alpha1.Database, sts
 		}
 		state.growing++
 	}
-	if err := r.recreateForTemplate(ctx, db, sts, state.size); err != nil {
+	if err := r.recreateForTemplate(ctx, sts, state.size); err != nil {
 		return nil, err
 	}
 	return state, nil
@@ -250,7 +250,7 @@ func (r *Reconciler) growVolumes(ctx context.Context, db *v1alpha1.Database, sts
 // template, and so their revision, is the same, none restarts. It waits
 // for the StatefulSet to have rolled out its current revision: a rollout
 // under way is left to finish first.
-func (r *Reconciler) recreateForTemplate(ctx context.Context, db *v1alpha1.Database, sts *appsv1.StatefulSet, size resource.Quantity) error {
+func (r *Reconciler) recreateForTemplate(ctx context.Context, sts *appsv1.StatefulSet, size resource.Quantity) error {
 	if sts == nil || sts.UID == "" || !sts.DeletionTimestamp.IsZero() {
 		return nil
 	}
