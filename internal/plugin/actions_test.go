@@ -137,7 +137,11 @@ func TestRestoreIntoDatabase(t *testing.T) {
 	h.orders()
 	running := h.operatorRunning()
 	h.run("restore", "orders-backup", "--to", "orders", "--time", "2026-12-01T10:00:00Z").fails(t,
-		"--time: point-in-time restore is not supported by this operator version: its backups are logical dumps, and a Restore restores a whole dump; pick one with --object")
+		"--time: backup/orders-backup does not archive the log (no spec.pointInTime), so only its dumps can be restored; pick one with --object")
+	h.run("restore", "orders-backup", "--to", "orders", "--time", "yesterday").fails(t,
+		`--time "yesterday" is neither an RFC 3339 time (2026-12-01T10:00:00Z) nor latest`)
+	h.run("restore", "orders-backup", "--to", "orders", "--time", "latest", "--object", "x.dump").fails(t,
+		"--time and --object exclude each other")
 	h.run("restore", "orders-backup").fails(t, "--to DATABASE is required")
 
 	// The operator runs the Restore and reports it.
@@ -181,6 +185,35 @@ metadata: {name: payments}
 spec: {engine: mariadb, version: "11.4"}
 `))
 	h.run("restore", "orders-backup", "--to", "payments", running).fails(t, "backup/orders-backup holds postgresql dumps, and database/payments runs mariadb")
+}
+
+func TestRestoreToAPointInTime(t *testing.T) {
+	h := newHarness(t)
+	_, b := h.orders()
+	b.Spec.PointInTime = &v1alpha1.BackupPointInTime{}
+	if err := k8s.Update(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	out := h.run("restore", "orders-backup", "--to", "orders", "--time", "2026-12-01T10:00:00Z", "--overwrite", "--no-wait").ok(t)
+	list := &v1alpha1.RestoreList{}
+	if err := k8s.List(context.Background(), list, client.InNamespace(h.ns)); err != nil || len(list.Items) != 1 {
+		t.Fatalf("restores: %v %v", list.Items, err)
+	}
+	src := list.Items[0].Spec.Source
+	if src.PointInTime == nil || src.PointInTime.TargetTime == nil || !src.PointInTime.TargetTime.Equal(&metav1.Time{Time: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}) {
+		t.Errorf("source %+v: want pointInTime 2026-12-01T10:00:00Z", src)
+	}
+	if want := "created: point in time 2026-12-01T10:00:00Z of backup/orders-backup into database/orders."; !strings.Contains(out, want) {
+		t.Errorf("no %q in\n%s", want, out)
+	}
+	h.run("restore", "orders-backup", "--to", "orders-latest", "--time", "latest", "--no-wait").ok(t)
+	db := &v1alpha1.Database{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: "orders-latest"}, db); err != nil {
+		t.Fatal(err)
+	}
+	if p := db.Spec.Bootstrap.FromBackup.PointInTime; p == nil || p.TargetTime != nil {
+		t.Errorf("the new Database's bootstrap %+v: want the latest point", db.Spec.Bootstrap.FromBackup)
+	}
 }
 
 func TestRestoreFails(t *testing.T) {

@@ -57,16 +57,26 @@ Database, without its backups. The operator restores the dump before the
 new Database is Ready.
 
 The dump is the newest successful one unless --object names another (the
-Backup's status lists its runs' objects). Steward's backups are logical
-dumps: there is no point-in-time recovery, and --time says so.`,
+Backup's status lists its runs' objects).
+
+--time recovers the Backup's archived write-ahead log to a point in time
+instead (an RFC 3339 time, or "latest" for as far as the archive reaches):
+the Backup needs spec.pointInTime (PostgreSQL), and the time must lie in
+the window its status.pointInTime shows.`,
 		Example: `  kubectl steward restore orders-backup --to orders-copy
   kubectl steward restore orders-backup --to orders-v17 --version 17
-  kubectl steward restore orders-backup --to orders --object orders/2026-11-30T020000Z.dump --overwrite`,
+  kubectl steward restore orders-backup --to orders --object orders/2026-11-30T020000Z.dump --overwrite
+  kubectl steward restore orders-backup --to orders-before --time 2026-12-01T09:59:00Z`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: c.completeNames(kindBackup),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.at != "" {
-				return errors.New("--time: point-in-time restore is not supported by this operator version: its backups are logical dumps, and a Restore restores a whole dump; pick one with --object (kubectl steward status backup/" + args[0] + " shows the last ones)")
+			if o.at != "" && o.at != "latest" {
+				if _, err := time.Parse(time.RFC3339Nano, o.at); err != nil {
+					return fmt.Errorf("--time %q is neither an RFC 3339 time (2026-12-01T10:00:00Z) nor latest", o.at)
+				}
+			}
+			if o.at != "" && cmd.Flags().Changed("object") {
+				return errors.New("--time and --object exclude each other: a point in time is recovered from base backups and the archived log, not from a dump")
 			}
 			if o.to == "" {
 				return errors.New("--to DATABASE is required: the Database to restore into, or to create from the backup")
@@ -80,7 +90,7 @@ dumps: there is no point-in-time recovery, and --time says so.`,
 	fs := cmd.Flags()
 	fs.StringVar(&o.to, "to", "", "Database to restore into; created from the backup when it does not exist")
 	fs.StringVar(&o.object, "object", v1alpha1.LatestObject, "Key of the dump to restore, or latest")
-	fs.StringVar(&o.at, "time", "", "Point in time to recover to (not supported by this operator version)")
+	fs.StringVar(&o.at, "time", "", "Point in time to recover to (RFC 3339, or latest), from the Backup's archived log")
 	fs.BoolVar(&o.overwrite, "overwrite", false, "Replace the tables of an existing Database that holds some")
 	fs.StringVar(&o.engine, "engine", "", "Engine of a new Database when the Backup's source Database is gone (postgres, mysql, mariadb)")
 	fs.StringVar(&o.version, "version", "", "Engine version of a new Database (default: the source Database's)")
@@ -98,6 +108,9 @@ func (c *cli) restore(ctx context.Context, arg string, o restoreOptions) error {
 	b := &v1alpha1.Backup{}
 	if err := c.get(ctx, kindBackup, r.name, b); err != nil {
 		return err
+	}
+	if o.at != "" && b.Spec.PointInTime == nil {
+		return fmt.Errorf("--time: backup/%s does not archive the log (no spec.pointInTime), so only its dumps can be restored; pick one with --object", b.Name)
 	}
 	if !o.noWait {
 		if err := c.checkOperator(ctx); err != nil {
@@ -123,7 +136,7 @@ func (c *cli) restoreInto(ctx context.Context, b *v1alpha1.Backup, db *v1alpha1.
 	rs := &v1alpha1.Restore{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: restorePrefix(db.Name), Namespace: c.ns},
 		Spec: v1alpha1.RestoreSpec{
-			Source:    v1alpha1.RestoreSource{BackupRef: &corev1.LocalObjectReference{Name: b.Name}, Object: o.object},
+			Source:    o.source(b),
 			Target:    v1alpha1.RestoreTarget{Type: db.SourceType(), DatabaseRef: &corev1.LocalObjectReference{Name: db.Name}},
 			Overwrite: o.overwrite,
 		},
@@ -131,7 +144,7 @@ func (c *cli) restoreInto(ctx context.Context, b *v1alpha1.Backup, db *v1alpha1.
 	if err := c.c.Create(ctx, rs); err != nil {
 		return apiError(err, "create", kindRestore.resource(), "restore", c.ns, "")
 	}
-	fmt.Fprintf(c.streams.Out, "restore/%s created: %s of backup/%s into database/%s.\n", rs.Name, o.object, b.Name, db.Name)
+	fmt.Fprintf(c.streams.Out, "restore/%s created: %s of backup/%s into database/%s.\n", rs.Name, o.what(), b.Name, db.Name)
 	if o.noWait {
 		fmt.Fprintf(c.streams.Out, "Follow it with: kubectl steward status restore/%s\n", rs.Name)
 		return nil
@@ -162,7 +175,7 @@ func (c *cli) restoreToNew(ctx context.Context, b *v1alpha1.Backup, o restoreOpt
 		return apiError(err, "create", kindDatabase.resource(), "database", c.ns, o.to)
 	}
 	fmt.Fprintf(c.streams.Out, "database/%s created (%s %s, like %s) from %s of backup/%s.\n",
-		db.Name, spec.Engine, spec.Version, from, o.object, b.Name)
+		db.Name, spec.Engine, spec.Version, from, o.what(), b.Name)
 	if o.noWait {
 		fmt.Fprintf(c.streams.Out, "Follow it with: kubectl steward status database/%s\n", db.Name)
 		return nil
@@ -214,9 +227,31 @@ func (c *cli) newDatabaseSpec(ctx context.Context, b *v1alpha1.Backup, o restore
 	if spec.Engine == "" || spec.Version == "" {
 		return spec, "", fmt.Errorf("database %q does not exist, and the source of backup/%s is no Database to copy: give --engine and --version of the new Database", o.to, b.Name)
 	}
-	spec.Bootstrap = &v1alpha1.DatabaseBootstrap{FromBackup: v1alpha1.RestoreSource{
-		BackupRef: &corev1.LocalObjectReference{Name: b.Name}, Object: o.object}}
+	spec.Bootstrap = &v1alpha1.DatabaseBootstrap{FromBackup: o.source(b)}
 	return spec, from, nil
+}
+
+// what names what is restored, for messages.
+func (o restoreOptions) what() string {
+	if o.at != "" {
+		return "point in time " + o.at
+	}
+	return o.object
+}
+
+// source is what a Restore of the options reads: a dump, or the archive
+// recovered to --time.
+func (o restoreOptions) source(b *v1alpha1.Backup) v1alpha1.RestoreSource {
+	src := v1alpha1.RestoreSource{BackupRef: &corev1.LocalObjectReference{Name: b.Name}, Object: o.object}
+	if o.at == "" {
+		return src
+	}
+	src.Object = v1alpha1.LatestObject
+	src.PointInTime = &v1alpha1.RestorePointInTime{}
+	if t, err := time.Parse(time.RFC3339Nano, o.at); err == nil {
+		src.PointInTime.TargetTime = &metav1.Time{Time: t}
+	}
+	return src
 }
 
 // followRestore prints a Restore's phases until it succeeded or failed.
@@ -252,6 +287,11 @@ func (c *cli) followRestore(ctx context.Context, name string, timeout time.Durat
 	took := ""
 	if rs.Status.StartTime != nil && rs.Status.CompletionTime != nil {
 		took = fmt.Sprintf(" in %v", rs.Status.CompletionTime.Sub(rs.Status.StartTime.Time).Round(time.Second))
+	}
+	if rs.Status.RecoveryPoint != nil {
+		fmt.Fprintf(c.streams.Out, "Recovered from base backup %s up to the transaction committed at %s%s.\n",
+			rs.Status.BaseBackup, rs.Status.RecoveryPoint.UTC().Format(time.RFC3339), took)
+		return nil
 	}
 	fmt.Fprintf(c.streams.Out, "Restored %s%s.\n", orDash(rs.Status.Object), took)
 	return nil

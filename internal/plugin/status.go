@@ -22,6 +22,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -318,6 +319,24 @@ func backupSummary(b *v1alpha1.Backup, c *cli) []field {
 			check = fmt.Sprintf("failed (%s): %s", dc.Reason, oneLine(dc.Message, 100))
 		}
 		out = append(out, field{"Destination check", check})
+	}
+	if p := b.Status.PointInTime; b.Spec.PointInTime != nil && p != nil {
+		window := "-"
+		if p.FirstRecoverableTime != nil && p.LastRecoverableTime != nil {
+			window = p.FirstRecoverableTime.UTC().Format(time.RFC3339) + " to " + p.LastRecoverableTime.UTC().Format(time.RFC3339)
+		}
+		out = append(out, field{"Recoverable", window})
+		archiving := "not streaming"
+		if p.Streaming {
+			archiving = "streaming"
+		}
+		if p.LastArchivedSegment != "" {
+			archiving += ", last segment " + p.LastArchivedSegment
+		}
+		if p.ArchiveFailures > 0 {
+			archiving += fmt.Sprintf(", %d failures, last: %s", p.ArchiveFailures, oneLine(p.LastArchiveFailure, 100))
+		}
+		out = append(out, field{"Archiving", archiving})
 	}
 	return out
 }
