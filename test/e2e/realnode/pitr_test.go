@@ -94,7 +94,7 @@ spec:
 		return func() error {
 			getJSON(t, &b, "backup", src)
 			st := b.Status.PointInTime
-			if st == nil || st.LastBaseBackup == nil || !strings.Contains(st.LastBaseBackup.Job, run) {
+			if st == nil || st.LastBaseBackup == nil || st.LastBaseBackup.Job != b.ManualJobName(run) {
 				return fmt.Errorf("no base backup of run %s yet: %+v", run, st)
 			}
 			if !st.LastBaseBackup.Succeeded {
