@@ -37,6 +37,10 @@ const (
 	// False, with one of the verification reasons, when it failed; absent
 	// without spec.verify.
 	ConditionVerified = "Verified"
+	// ConditionVerificationStale is True when spec.verify schedules
+	// verifications and none ended within twice the verify schedule's
+	// interval; absent without spec.verify or while it is suspended.
+	ConditionVerificationStale = "VerificationStale"
 	// ConditionInsecureEndpoint is True when the destination's endpoint is
 	// plain http:// and allowInsecureEndpoint accepts it; it is absent
 	// otherwise.
@@ -136,6 +140,18 @@ const (
 	ReasonVerificationFailed = "VerificationFailed"
 )
 
+// Reasons of the VerificationStale condition and of a Verified condition
+// before the first verification.
+const (
+	// ReasonVerificationFresh: a verification ended within twice the
+	// verify schedule's interval.
+	ReasonVerificationFresh = "VerificationFresh"
+	// ReasonNoRecentVerification: none ended within twice the interval.
+	ReasonNoRecentVerification = "NoRecentVerification"
+	// ReasonNoVerificationYet: no verification has ended yet.
+	ReasonNoVerificationYet = "NoVerificationYet"
+)
+
 // Event reasons of Backups.
 const (
 	// EventBackupSucceeded: a run stored and verified its dump.
@@ -162,6 +178,9 @@ const (
 	// EventVerificationFailed: a verification of a backup failed, or
 	// could not be carried out (Warning).
 	EventVerificationFailed = "VerificationFailed"
+	// EventVerificationStale: no verification ended within twice the
+	// verify schedule's interval (Warning).
+	EventVerificationStale = "VerificationStale"
 	// EventVerificationRequested: a verification was started for the
 	// verify-now annotation.
 	EventVerificationRequested = "VerificationRequested"

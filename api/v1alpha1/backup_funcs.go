@@ -38,6 +38,12 @@ const (
 	// LabelBackupDelete selects the Job and pods that delete one Backup's
 	// dumps.
 	LabelBackupDelete = "steward.dev/backup-delete"
+	// LabelBackupVerify selects the CronJob, Jobs and pods that verify
+	// one Backup's backups.
+	LabelBackupVerify = "steward.dev/backup-verify"
+	// AnnotationVerifyNow asks for a verification of the newest backup
+	// now: set it to any new value; each new value starts one.
+	AnnotationVerifyNow = "steward.dev/verify-now"
 	// AnnotationDestinationHash, on a check or delete Job, identifies the
 	// destination, credentials and database it was made for.
 	AnnotationDestinationHash = "steward.dev/destination-hash"
@@ -61,4 +67,17 @@ func (b *Backup) CheckJobName(hash string) string {
 // DeleteJobName names the Job that deletes the Backup's dumps.
 func (b *Backup) DeleteJobName() string {
 	return b.Name + "-delete"
+}
+
+// VerifyCronJobName names the CronJob of scheduled verifications.
+func (b *Backup) VerifyCronJobName() string {
+	return b.Name + "-verify"
+}
+
+// ManualVerifyJobName names the Job of the verification that the
+// verify-now annotation's value asks for; the same value always names the
+// same Job.
+func (b *Backup) ManualVerifyJobName(value string) string {
+	sum := sha256.Sum256([]byte(value))
+	return fmt.Sprintf("%s-verify-%s", b.Name, hex.EncodeToString(sum[:])[:8])
 }

@@ -185,6 +185,7 @@ type BackupRetention struct {
 }
 
 // BackupSpec declares scheduled logical dumps of a database to an object store.
+// +kubebuilder:validation:XValidation:rule="!has(self.verify) || self.source.type != 'mongodb'",message="verify restores into a throwaway PostgreSQL, MySQL or MariaDB server: mongodb backups cannot be verified"
 // +kubebuilder:validation:XValidation:rule="!has(self.pointInTime) || (self.source.type == 'postgresql' && has(self.source.databaseRef))",message="pointInTime archives the log of a PostgreSQL Database: set source.type postgresql and source.databaseRef"
 type BackupSpec struct {
 	// Source is the database to dump.
@@ -218,6 +219,12 @@ type BackupSpec struct {
 	// confirmed upload and never deletes the newest successful backup.
 	// +optional
 	Retention *BackupRetention `json:"retention,omitempty"`
+
+	// Verify schedules verifications of the newest backup: it is restored
+	// into a throwaway server in a Job's pod and compared with its
+	// manifest, table by table. Not for mongodb.
+	// +optional
+	Verify *BackupVerify `json:"verify,omitempty"`
 
 	// PointInTime archives the write-ahead log continuously beside the
 	// dumps, so that a Restore can recover to any recent time. Only for a
@@ -331,14 +338,29 @@ type BackupStatus struct {
 	// +optional
 	DestinationCheck *DestinationCheck `json:"destinationCheck,omitempty"`
 
+	// LastVerified is the outcome of the newest verification, scheduled
+	// by spec.verify or asked for with steward.dev/verify-now.
+	// +optional
+	LastVerified *BackupVerification `json:"lastVerified,omitempty"`
+
+	// NextVerificationTime is when the next scheduled verification starts.
+	// +optional
+	NextVerificationTime *metav1.Time `json:"nextVerificationTime,omitempty"`
+
+	// LastManualVerification is the value of the steward.dev/verify-now
+	// annotation the last on-demand verification answered.
+	// +optional
+	LastManualVerification string `json:"lastManualVerification,omitempty"`
+
 	// PointInTime is the state of continuous archiving and the window a
 	// Restore can recover to, with spec.pointInTime.
 	// +optional
 	PointInTime *PointInTimeStatus `json:"pointInTime,omitempty"`
 
 	// Conditions are Ready, Reconciling, Stalled, DestinationChecked,
-	// LastBackupSucceeded, BackupStale and, for an allowed http://
-	// endpoint, InsecureEndpoint.
+	// LastBackupSucceeded, BackupStale, with verifications Verified and
+	// VerificationStale, and, for an allowed http:// endpoint,
+	// InsecureEndpoint.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -378,12 +400,15 @@ type DestinationCheck struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:categories=steward
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 50",message="a Backup's name has at most 50 characters: its CronJob and on-demand Jobs (<name>-now-<hash>) must fit"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.verify) || self.metadata.name.size() <= 45",message="a Backup with verify has at most 45 characters: its verification CronJob (<name>-verify) must fit"
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=".spec.source.type"
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=".spec.schedule"
 // +kubebuilder:printcolumn:name="Last Success",type=date,JSONPath=".status.lastBackup.completionTime"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=".status.phase"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Next",type=date,JSONPath=".status.nextScheduleTime",priority=1
+// +kubebuilder:printcolumn:name="Verified",type=string,JSONPath=".status.lastVerified.reason",priority=1
+// +kubebuilder:printcolumn:name="Last Verified",type=date,JSONPath=".status.lastVerified.time",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 type Backup struct {
 	metav1.TypeMeta `json:",inline"`

@@ -68,4 +68,4 @@ func ConditionedKinds() map[string]func() client.ObjectList {
 // object needs attention: the metric
 // steward_condition_true_since_timestamp_seconds exports them and the alerts
 // fire on them.
-var ProblemConditions = []string{ConditionDegraded, ConditionStalled, ConditionBackupStale}
+var ProblemConditions = []string{ConditionDegraded, ConditionStalled, ConditionBackupStale, ConditionVerificationStale}

@@ -43,7 +43,7 @@ type conditionsCollector struct {
 }
 
 var conditionsDesc = prometheus.NewDesc("steward_condition_true_since_timestamp_seconds",
-	"Unix time since which a problem condition (Degraded, Stalled, BackupStale) of a Steward object has been True; only objects with such a condition have series.",
+	"Unix time since which a problem condition (Degraded, Stalled, BackupStale, VerificationStale) of a Steward object has been True; only objects with such a condition have series.",
 	[]string{"kind", "namespace", "name", "condition", "reason"}, nil)
 
 // RegisterConditions exports steward_condition_true_since_timestamp_seconds

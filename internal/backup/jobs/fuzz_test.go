@@ -182,3 +182,40 @@ func checkPod(t *testing.T, tmpl *corev1ac.PodTemplateSpecApplyConfiguration, d 
 	}
 	return env
 }
+
+// FuzzVerifyPodTemplate checks the pod of a verification as
+// FuzzPodTemplate checks a run's, and that it holds the type and name of
+// the database whose backups it verifies but neither its address nor any
+// Secret in its environment.
+func FuzzVerifyPodTemplate(f *testing.F) {
+	f.Add("postgres:16", uint8(0|4|8), "steward-backups", "samples/orders", "orders")
+	f.Add("mariadb:11.4", uint8(1|16), "dumps", "", "app")
+	f.Add("mysql:8.4", uint8(3|4|16), "..", "x", "")
+	f.Fuzz(func(t *testing.T, image string, destination uint8, bucket, prefix, database string) {
+		v := Verification{Image: image, InstanceImage: "ghcr.io/steward-dev/steward:test",
+			Type: sourceTypes[int(destination>>4)%2], Database: database,
+			Destination: fuzzDestination(destination, bucket, prefix),
+			Labels:      map[string]string{"steward.dev/backup-verify": "orders"}}
+		tmpl := VerifyPodTemplate(v)
+		if !equality.Semantic.DeepEqual(tmpl, VerifyPodTemplate(v)) {
+			t.Fatal("the pod template differs from one build to the next")
+		}
+		if !equality.Semantic.DeepEqual(tmpl.Labels, v.Labels) {
+			t.Fatalf("pod labels %v, want %v", tmpl.Labels, v.Labels)
+		}
+		env := checkPod(t, tmpl, v.Destination)
+		c := tmpl.Spec.Containers[0]
+		if *c.Image != v.Image || len(c.Command) != 2 || c.Command[0] != instance.BinaryPath || c.Command[1] != dump.CommandVerify ||
+			len(tmpl.Spec.InitContainers) != 1 {
+			t.Fatalf("container of image %s and command %v, %d init containers", *c.Image, c.Command, len(tmpl.Spec.InitContainers))
+		}
+		if env[dump.EnvDBType] != string(v.Type) || env[dump.EnvDBName] != v.Database {
+			t.Fatalf("database variables %v", env)
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom != nil || *e.Name == dump.EnvDBHost || *e.Name == dump.EnvDBUsername || *e.Name == dump.EnvDBPassword {
+				t.Fatalf("a verification's environment holds %s", *e.Name)
+			}
+		}
+	})
+}

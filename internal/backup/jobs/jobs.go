@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package jobs builds the pods that run `steward backup` and `steward
-// restore`: the engine's official image, which carries the dump and restore
+// Package jobs builds the pods that run `steward backup`, `steward
+// restore` and `steward backup-verify`: the engine's official image, which carries the dump and restore
 // tools, with Steward's binary copied in by an init container, as in a
 // database pod. It also builds the pods of `steward backup-check` and
 // `steward backup-delete`, which need no tool and run in Steward's own
@@ -239,6 +239,59 @@ func TaskPodTemplate(t Task) *corev1ac.PodTemplateSpecApplyConfiguration {
 	return corev1ac.PodTemplateSpec().
 		WithLabels(t.Labels).
 		WithSpec(podSpec().WithContainers(main).WithVolumes(s.volumes...))
+}
+
+// Verification is a run of `steward backup-verify`: it restores a backup
+// into a throwaway server in its own pod and compares it with its
+// manifest.
+type Verification struct {
+	// Image carries the engine's server and tools; InstanceImage is
+	// Steward's.
+	Image, InstanceImage string
+	// Type and Database say whose backups: the newest good one of them
+	// is verified.
+	Type     v1alpha1.BackupSourceType
+	Database string
+	// Destination is where the backups are.
+	Destination v1alpha1.BackupDestination
+	// Labels go on the pods.
+	Labels map[string]string
+}
+
+// VerifyPodTemplate is the pod of a verification: the engine's image,
+// whose server runs in the pod on 127.0.0.1 with its data in an emptyDir
+// (/tmp), with Steward's binary copied in, the destination's environment,
+// credentials Secret and volume, and neither the database's address nor
+// its credentials. It needs more memory than a dump: a server runs in it.
+// Like a run, it never restarts and has no API access.
+func VerifyPodTemplate(v Verification) *corev1ac.PodTemplateSpecApplyConfiguration {
+	env := append([]*corev1ac.EnvVarApplyConfiguration{
+		value(dump.EnvDBType, string(v.Type)),
+		value(dump.EnvDBName, v.Database),
+	}, destinationEnv(v.Destination)...)
+	s := storage(v.Destination)
+	main := corev1ac.Container().
+		WithName(Container).
+		WithImage(v.Image).
+		WithCommand(instance.BinaryPath, dump.CommandVerify).
+		WithEnv(append(env, s.env...)...).
+		WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
+			corev1ac.VolumeMount().WithName(binVolume).WithMountPath(instance.BinaryDir).WithReadOnly(true),
+		}, s.mounts...)...).
+		WithSecurityContext(containerSecurity()).
+		WithTerminationMessagePolicy(corev1.TerminationMessageReadFile).
+		WithResources(corev1ac.ResourceRequirements().
+			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("256Mi")}).
+			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}))
+	copyBinary := instance.CopyBinaryContainer(v.InstanceImage, binVolume, containerSecurity())
+	return corev1ac.PodTemplateSpec().
+		WithLabels(v.Labels).
+		WithSpec(podSpec().
+			WithInitContainers(copyBinary).
+			WithContainers(main).
+			WithVolumes(append([]*corev1ac.VolumeApplyConfiguration{
+				corev1ac.Volume().WithName(binVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+			}, s.volumes...)...))
 }
 
 func value(name, v string) *corev1ac.EnvVarApplyConfiguration {

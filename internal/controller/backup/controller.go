@@ -126,7 +126,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	runs, err3 := r.finishedRuns(ctx, b)
 	err = errors.Join(err, err2, err3)
+	ver, err4 := r.reconcileVerify(ctx, b, obs)
+	err = errors.Join(err, err4)
 	next := computeStatus(b, obs, dest, runs, now)
+	setVerification(b, &next, ver, now)
 	err = errors.Join(err, r.reconcilePointInTime(ctx, b, &next, now))
 	prev := b.Status.DeepCopy()
 	// The write is conditional on the Backup not having changed since it
@@ -141,15 +144,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, errors.Join(err, werr)
 	}
 	r.announce(b, prev, runs, &next)
+	r.announceVerification(b, prev, ver, &next)
 	observeMetrics(b, &next)
-	// The outcomes of these checks are in status now.
+	observeVerification(b, &next)
+	// The outcomes of these checks and verifications are in status now.
 	for _, job := range dest.done {
 		err = errors.Join(err, r.applier().Delete(ctx, job, b.UID))
 	}
+	err = errors.Join(err, r.deleteVerifyJobs(ctx, ver.done))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	after := requeueAfter(b, obs, dest, &next, now)
+	if v := verifyRequeueAfter(&next, ver, now); v > 0 && (after == 0 || v < after) {
+		after = v
+	}
 	if b.Spec.PointInTime != nil && (after == 0 || after > archiverPoll) {
 		after = archiverPoll
 	}
@@ -215,6 +224,7 @@ func (r *Reconciler) reconcileRuns(ctx context.Context, b *v1alpha1.Backup) (obs
 	}
 	obs.cronJob = cj
 	obs.sourceDatabase = src.conn.Database
+	obs.src = &src
 
 	if want := b.Annotations[v1alpha1.AnnotationBackupNow]; want != "" && want != b.Status.LastManualRun {
 		job := &batchv1.Job{}
@@ -279,10 +289,11 @@ func requeueAfter(b *v1alpha1.Backup, obs observed, dest destination, st *v1alph
 }
 
 // SetupWithManager registers the reconciler, watching Backups, their
-// CronJobs and Jobs (runs, checks and deletes), and the pods of those Jobs.
+// CronJobs and Jobs (runs, checks, deletes and verifications), and the
+// pods of those Jobs.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	byLabel := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []ctrl.Request {
-		for _, label := range []string{v1alpha1.LabelBackup, v1alpha1.LabelBackupCheck, v1alpha1.LabelBackupDelete} {
+		for _, label := range []string{v1alpha1.LabelBackup, v1alpha1.LabelBackupCheck, v1alpha1.LabelBackupDelete, v1alpha1.LabelBackupVerify} {
 			if name := obj.GetLabels()[label]; name != "" {
 				return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}}}
 			}

@@ -79,6 +79,7 @@ func (r *Reconciler) finalize(ctx context.Context, b *v1alpha1.Backup) (ctrl.Res
 			"Kept the stored dumps in %s %s, as deletionPolicy Retain asks", b.Spec.Destination.Type, b.Spec.Destination.Bucket)
 	}
 	metrics.ForgetBackup(b.Namespace, b.Name)
+	metrics.ForgetVerification(b.Namespace, b.Name)
 	orig := b.DeepCopy()
 	controllerutil.RemoveFinalizer(b, v1alpha1.BackupFinalizer)
 	if err := r.Client.Patch(ctx, b, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {

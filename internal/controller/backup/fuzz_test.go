@@ -87,6 +87,8 @@ func FuzzJobs(f *testing.F) {
 	f.Add("a-backup-name-of-exactly-fifty-characters-for-jobs", "0 0 30 2 *", "UTC", "", uint8(255))
 	f.Add("b", "61 25 32 13 8", "Mars/Olympus", "v", uint8(0))
 	f.Add("b", "CRON_TZ=UTC 0 * * *", "Local", "v", uint8(0))
+	f.Add("a-backup-name-of-exactly-45-characters-verify", "0 5 * * 0", "Europe/Berlin", "2026-11-26", uint8(16|32|2))
+	f.Add("orders", "@weekly", "-", "", uint8(16|1))
 	f.Fuzz(func(t *testing.T, name, schedule, tz, value string, choice uint8) {
 		b := fuzzBackup(name, schedule, tz, choice)
 		if b == nil {
@@ -135,7 +137,54 @@ func FuzzJobs(f *testing.F) {
 				t.Fatalf("Job %s: pod labels %v, want %v", task.name, task.tmpl.Labels, task.labels)
 			}
 		}
+		if choice&16 != 0 && len(name) <= 45 {
+			b.Spec.Verify = &v1alpha1.BackupVerify{Schedule: schedule, Suspend: choice&32 != 0}
+			checkVerify(t, b, src, value)
+		}
 	})
+}
+
+// checkVerify checks the verification CronJob and on-demand Job of a
+// Backup with spec.verify (whose name has at most 45 characters, as the
+// schema says): the same every time, named within the limits, labelled as
+// verifications and not as runs, suspended with the Backup or
+// spec.verify, and with no Secret in the environment: a verification
+// never reads the database's credentials.
+func checkVerify(t *testing.T, b *v1alpha1.Backup, src source, value string) {
+	t.Helper()
+	if !equality.Semantic.DeepEqual(VerifyCronJob(b, src, "i"), VerifyCronJob(b, src, "i")) ||
+		!equality.Semantic.DeepEqual(ManualVerifyJob(b, src, "i", value), ManualVerifyJob(b, src, "i", value)) {
+		t.Fatal("the verification Jobs differ from one build to the next")
+	}
+	cj := VerifyCronJob(b, src, "i")
+	checkMeta(t, b, *cj.Name, 52, cj.Labels, cj.OwnerReferences)
+	if *cj.Spec.Schedule != b.Spec.Verify.Schedule || *cj.Spec.TimeZone != timeZone(b) ||
+		*cj.Spec.Suspend != (b.Spec.Suspend || b.Spec.Verify.Suspend) {
+		t.Fatalf("verification CronJob schedule %q in %v, suspend %v", *cj.Spec.Schedule, *cj.Spec.TimeZone, *cj.Spec.Suspend)
+	}
+	manual := ManualVerifyJob(b, src, "i", value)
+	checkMeta(t, b, *manual.Name, 63, manual.Labels, manual.OwnerReferences)
+	for _, j := range []struct {
+		name   string
+		labels map[string]string
+		tmpl   *corev1ac.PodTemplateSpecApplyConfiguration
+	}{
+		{*cj.Name, cj.Spec.JobTemplate.Labels, cj.Spec.JobTemplate.Spec.Template},
+		{*manual.Name, manual.Labels, manual.Spec.Template},
+	} {
+		if err := fuzzcheck.Labels(j.labels); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := j.labels[v1alpha1.LabelBackup]; ok || j.labels[v1alpha1.LabelBackupVerify] != b.Name ||
+			!equality.Semantic.DeepEqual(j.tmpl.Labels, j.labels) {
+			t.Fatalf("verification %s labelled %v, its pods %v", j.name, j.labels, j.tmpl.Labels)
+		}
+		for _, e := range j.tmpl.Spec.Containers[0].Env {
+			if e.ValueFrom != nil {
+				t.Fatalf("verification %s: %s comes from %+v", j.name, *e.Name, e.ValueFrom)
+			}
+		}
+	}
 }
 
 // checkSchedule checks the parsing of the Backup's schedule: the same

@@ -43,7 +43,9 @@ type observed struct {
 	manualRun string
 	// sourceDatabase is the resolved source's database name.
 	sourceDatabase string
-	problem        *conditions.Problem
+	// src is the resolved source, when it could be resolved.
+	src     *source
+	problem *conditions.Problem
 }
 
 // finishedRuns reads the results of the Backup's finished Jobs that status
