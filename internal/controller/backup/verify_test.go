@@ -255,7 +255,7 @@ func TestVerificationStale(t *testing.T) {
 func TestInvalidVerificationsAreRejected(t *testing.T) {
 	ns := namespace(t)
 	for name, b := range map[string]*v1alpha1.Backup{
-		"mongodb": newBackup(ns, "mongo", verifyWeekly, func(b *v1alpha1.Backup) { b.Spec.Source.Type = v1alpha1.SourceMongoDB }),
+		"mongodb":   newBackup(ns, "mongo", verifyWeekly, func(b *v1alpha1.Backup) { b.Spec.Source.Type = v1alpha1.SourceMongoDB }),
 		"long name": newBackup(ns, strings.Repeat("a", 46), verifyWeekly),
 		"schedule":  newBackup(ns, "sched", func(b *v1alpha1.Backup) { b.Spec.Verify = &v1alpha1.BackupVerify{Schedule: "every sunday"} }),
 	} {
