@@ -499,3 +499,77 @@ func TestDigestsUnderConcurrentWrites(t *testing.T) {
 		})
 	})
 }
+
+// largeVerifyEnv, set to 1, runs TestVerifyLarge.
+const largeVerifyEnv = "STEWARD_VERIFY_LARGE"
+
+// TestVerifyLarge measures a backup and a verification (backup-verify
+// with its own throwaway server) of a database of about 100 MB per
+// engine. It takes minutes: it runs only with STEWARD_VERIFY_LARGE=1.
+func TestVerifyLarge(t *testing.T) {
+	if os.Getenv(largeVerifyEnv) != "1" {
+		t.Skipf("skipping: it takes minutes; %s=1 runs it", largeVerifyEnv)
+	}
+	for _, c := range []struct {
+		name  string
+		start func(*testing.T) *server
+		fill  []string
+		size  string
+	}{
+		{"postgresql", startPostgres, []string{
+			`CREATE TABLE big (id int PRIMARY KEY, payload text, at timestamptz)`,
+			`INSERT INTO big SELECT g, md5(g::text) || md5((g * 7)::text) || 'abcdefghijklmnopqrstuvwxyz0123', now() FROM generate_series(1, 700000) g`,
+		}, `SELECT pg_size_pretty(pg_database_size(current_database()))`},
+		{"mariadb", startMariaDB, []string{
+			`CREATE TABLE big (id INT PRIMARY KEY, payload TEXT, at DATETIME(6)) ENGINE=InnoDB`,
+			`INSERT INTO big SELECT seq, CONCAT(MD5(seq), MD5(seq * 7), 'abcdefghijklmnopqrstuvwxyz0123'), NOW(6) FROM seq_1_to_700000`,
+		}, `SELECT CONCAT(ROUND(SUM(data_length + index_length) / 1048576), ' MB') FROM information_schema.tables WHERE table_schema = DATABASE()`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := c.start(t)
+			src := srv.source()
+			began := time.Now()
+			execSQL(t, srv, src, c.fill...)
+			if srv.typ == TypePostgreSQL {
+				execSQL(t, srv, src, "VACUUM ANALYZE big")
+			} else {
+				execSQL(t, srv, src, "ANALYZE TABLE big")
+			}
+			var size string
+			ctx := context.Background()
+			if srv.typ == TypePostgreSQL {
+				_ = pgConn(t, src).QueryRow(ctx, c.size).Scan(&size)
+			} else {
+				_ = myConn(t, src).QueryRowContext(ctx, c.size).Scan(&size)
+			}
+			t.Logf("filled in %v: database %s", time.Since(began).Round(time.Millisecond), size)
+			store := t.TempDir()
+			termination := filepath.Join(t.TempDir(), "termination-log")
+			env := map[string]string{
+				EnvDBType: src.Type, EnvDBHost: src.Host, EnvDBPort: strconv.Itoa(src.Port), EnvDBName: src.Database,
+				EnvDBUsername: src.Username, EnvDBPassword: src.Password, EnvDBBinDir: src.BinDir,
+				EnvDestinationType: "file", EnvDestinationBucket: store, EnvTerminationLog: termination,
+			}
+			log := &syncBuffer{}
+			for _, cmd := range []string{CommandBackup, CommandVerify} {
+				if code := Main(ctx, cmd, func(k string) string { return env[k] }, log); code != 0 {
+					t.Fatalf("%s exited with %d: %s", cmd, code, log)
+				}
+				data, err := os.ReadFile(termination)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := ParseResult(string(data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s: %.1fs, %d bytes stored, %s", cmd, r.DurationSeconds, r.Size, r.Message)
+			}
+			for _, line := range strings.Split(log.String(), "\n") {
+				if strings.HasPrefix(line, "verify:") || strings.HasPrefix(line, CommandVerify+":") {
+					t.Log(line)
+				}
+			}
+		})
+	}
+}
