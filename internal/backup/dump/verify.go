@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -250,7 +251,7 @@ func CompareDigests(want, got []TableDigest) (reason, message string) {
 	}
 	sort.Strings(counts)
 	sort.Strings(sums)
-	all := append(counts, sums...)
+	all := slices.Concat(counts, sums)
 	if len(all) == 0 {
 		return "", ""
 	}

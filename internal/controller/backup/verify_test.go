@@ -55,7 +55,7 @@ func gone(t *testing.T, ns, name string) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("Job %s is still there (%v)", name, err)
+		return fmt.Errorf("Job %s is still there (%w)", name, err)
 	})
 }
 
@@ -161,7 +161,7 @@ func TestScheduledVerification(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("CronJob shop-verify is still there (%v)", err)
+		return fmt.Errorf("CronJob shop-verify is still there (%w)", err)
 	})
 	b = waitFor(t, ns, "shop", "no next verification", func(b *v1alpha1.Backup) bool {
 		return b.Status.NextVerificationTime == nil && cond(b, v1alpha1.ConditionVerificationStale) == nil
