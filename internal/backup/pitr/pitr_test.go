@@ -404,3 +404,87 @@ func ids(t *testing.T, c *pgx.Conn) []int {
 	}
 	return got
 }
+
+// largeEnv, set to 1, runs TestPointInTimeRecoveryLarge.
+const largeEnv = "STEWARD_PITR_LARGE"
+
+// TestPointInTimeRecoveryLarge measures a point-in-time restore of a
+// database of about 100 MB, with about 40 MB of WAL written after its base
+// backup, into another database through restore-pitr. It takes minutes:
+// it runs only with STEWARD_PITR_LARGE=1.
+func TestPointInTimeRecoveryLarge(t *testing.T) {
+	if os.Getenv(largeEnv) != "1" {
+		t.Skipf("skipping: it takes minutes; %s=1 runs it", largeEnv)
+	}
+	srv := startPostgres(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	bucketDir := world(t)
+	bucket, err := fileblob.OpenBucket(bucketDir, &fileblob.Options{NoTempDir: true, DirFileMode: 0o777})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bucket.Close() }()
+	owner := srv.conn(t, srv.cfg.Owner.Username, srv.cfg.Owner.Password, "app-db")
+	began := time.Now()
+	if _, err := owner.Exec(ctx, `CREATE TABLE big AS SELECT g AS id, md5(g::text) || repeat('x', 40) AS body FROM generate_series(1, 1000000) g`); err != nil {
+		t.Fatal(err)
+	}
+	var size string
+	_ = owner.QueryRow(ctx, `SELECT pg_size_pretty(pg_database_size(current_database()))`).Scan(&size)
+	t.Logf("filled %s in %v", size, time.Since(began).Round(time.Millisecond))
+
+	archiveCtx, stopArchive := context.WithCancel(ctx)
+	a := &Archiver{Conn: srv.replication(), Bucket: bucket, Database: "app-db", Dir: filepath.Join(world(t), "wal"), Interval: time.Second}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = a.Run(archiveCtx, nil) }()
+	defer func() { stopArchive(); <-done }()
+	began = time.Now()
+	base, err := TakeBase(ctx, srv.replication(), bucket, "app-db", srv.cfg.Owner.Username, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("base backup: %d bytes stored in %v", base.Size, time.Since(base.StartTime).Round(time.Millisecond))
+	if _, err := owner.Exec(ctx, `UPDATE big SET body = md5(body) WHERE id % 4 = 0`); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	_ = owner.QueryRow(ctx, `SELECT count(*) FROM big WHERE length(body) = 32`).Scan(&want)
+	acked := time.Now()
+	var lag time.Duration
+	for {
+		hb, ok, _ := ReadArchivedUntil(ctx, bucket, "app-db")
+		if ok && hb.Time.After(acked) {
+			lag = time.Since(acked)
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("the archive covered the last write %v after it", lag.Round(time.Millisecond))
+
+	su := srv.conn(t, srv.cfg.Superuser.Username, srv.cfg.Superuser.Password, "postgres")
+	if _, err := su.Exec(ctx, `CREATE DATABASE restored OWNER "app owner"`); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		dump.EnvDBType: dump.TypePostgreSQL, dump.EnvDBHost: "127.0.0.1", dump.EnvDBPort: fmt.Sprint(srv.cfg.Port),
+		dump.EnvDBName: "restored", dump.EnvDBUsername: srv.cfg.Owner.Username, dump.EnvDBPassword: srv.cfg.Owner.Password,
+		dump.EnvDBBinDir: srv.bin, EnvServerBinDir: srv.bin, EnvWorkDir: filepath.Join(world(t), "work"), EnvTargetTime: Latest,
+	}
+	fetch := fetchCommand(t, bucketDir)
+	var log bytes.Buffer
+	began = time.Now()
+	r, err := restore(ctx, bucket, "app-db", func(k string) string { return env[k] }, &log, func(o *RecoverOptions) {
+		o.RunAsUID, o.RunAsGID, o.FetchCommand = srv.cfg.RunAsUID, srv.cfg.RunAsGID, fetch
+	})
+	took := time.Since(began)
+	if err != nil {
+		t.Fatalf("restore-pitr: %v\n%s", err, log.String())
+	}
+	var got int64
+	_ = srv.conn(t, srv.cfg.Owner.Username, srv.cfg.Owner.Password, "restored").QueryRow(ctx, `SELECT count(*) FROM big WHERE length(body) = 32`).Scan(&got)
+	if got != want {
+		t.Errorf("restored %d updated rows, want %d", got, want)
+	}
+	t.Logf("restore-pitr of the %s database to the latest point: %v in all (recovery point %v)\n%s", size, took.Round(time.Millisecond), r.RecoveryPoint, log.String())
+}
