@@ -147,6 +147,12 @@ func readyReason(r *v1alpha1.Restore) string {
 // the result in its termination message, as the kubelet would report it.
 func finish(t *testing.T, ns string, job *batchv1.Job, res dump.Result) {
 	t.Helper()
+	finishWith(t, ns, job, string(res.Marshal()), res.Succeeded)
+}
+
+// finishWith ends the Job's pod with a termination message.
+func finishWith(t *testing.T, ns string, job *batchv1.Job, message string, succeeded bool) {
+	t.Helper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x1", Namespace: ns, Labels: job.Spec.Template.Labels},
 		Spec: corev1.PodSpec{
@@ -156,7 +162,7 @@ func finish(t *testing.T, ns string, job *batchv1.Job, res dump.Result) {
 	}
 	create(t, pod)
 	exit := int32(0)
-	if !res.Succeeded {
+	if !succeeded {
 		exit = 1
 	}
 	pod.Status = corev1.PodStatus{
@@ -164,7 +170,7 @@ func finish(t *testing.T, ns string, job *batchv1.Job, res dump.Result) {
 		ContainerStatuses: []corev1.ContainerStatus{{
 			Name: jobs.Container, Image: pod.Spec.Containers[0].Image,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				ExitCode: exit, Reason: "Completed", Message: string(res.Marshal()),
+				ExitCode: exit, Reason: "Completed", Message: message,
 				StartedAt: metav1.Now(), FinishedAt: metav1.Now(),
 			}},
 		}},
