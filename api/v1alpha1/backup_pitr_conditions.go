@@ -69,6 +69,6 @@ func ArchivingVerdict(st *PointInTimeStatus, now time.Time, limit time.Duration)
 	return true, ReasonArchiving, fmt.Sprintf("the archive ends %s ago", lag)
 }
 
-// ReasonPointInTimeUnavailable: a Restore asks for a point in time of a
-// Backup that does not archive the log.
+// ReasonPointInTimeUnavailable is a Restore's reason when it asks for a
+// point in time of a Backup that does not archive the log.
 const ReasonPointInTimeUnavailable = "PointInTimeUnavailable"

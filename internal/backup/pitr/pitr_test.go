@@ -182,11 +182,6 @@ func startPostgres(t *testing.T) *pgServer {
 	return &pgServer{cfg: cfg, bin: bin}
 }
 
-func (s *pgServer) owner(database string) dump.Source {
-	return dump.Source{Type: dump.TypePostgreSQL, Host: "127.0.0.1", Port: s.cfg.Port, Database: database,
-		Username: s.cfg.Owner.Username, Password: s.cfg.Owner.Password, BinDir: s.bin}
-}
-
 func (s *pgServer) replication() Conn {
 	return Conn{Host: "127.0.0.1", Port: s.cfg.Port, Username: s.cfg.Replication.Username,
 		Password: s.cfg.Replication.Password, BinDir: s.bin}
@@ -439,7 +434,6 @@ func TestPointInTimeRecoveryLarge(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = a.Run(archiveCtx, nil) }()
 	defer func() { stopArchive(); <-done }()
-	began = time.Now()
 	base, err := TakeBase(ctx, srv.replication(), bucket, "app-db", srv.cfg.Owner.Username, time.Now)
 	if err != nil {
 		t.Fatal(err)

@@ -262,10 +262,12 @@ func (r *Reconciler) baseBackups(ctx context.Context, b *v1alpha1.Backup, st *v1
 		return fmt.Errorf("listing the pods of Job %s: %w", newest.Name, err)
 	}
 	for i := range pods.Items {
-		res, ok, err := jobs.BaseResult(&pods.Items[i])
-		if err != nil {
-			st.LastBaseBackup = &v1alpha1.BaseBackupRun{Job: newest.Name, Message: err.Error(), CompletionTime: metav1Time(newestAt)}
-			return nil
+		res, ok, ended := jobs.BaseResult(&pods.Items[i])
+		if ended != nil {
+			// The container ended without a result: that is the base
+			// backup's outcome, recorded, not an error of this reconcile.
+			st.LastBaseBackup = &v1alpha1.BaseBackupRun{Job: newest.Name, Message: ended.Error(), CompletionTime: metav1Time(newestAt)}
+			break
 		}
 		if !ok {
 			continue

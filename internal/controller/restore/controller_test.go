@@ -184,7 +184,7 @@ func finishWith(t *testing.T, ns string, job *batchv1.Job, message string, succe
 }
 
 // job waits for the Restore's Job.
-func job(t *testing.T, ns, restoreName string) *batchv1.Job {
+func job(t *testing.T, ns string) *batchv1.Job {
 	t.Helper()
 	j := &batchv1.Job{}
 	eventually(t, func() error { return get(ns, restoreName+"-restore", j) })
@@ -242,7 +242,7 @@ func TestRestoreFromABackupIntoADatabase(t *testing.T) {
 	}
 
 	markReady(t, ns, "db")
-	j := job(t, ns, "r")
+	j := job(t, ns)
 	if j.Spec.BackoffLimit == nil || *j.Spec.BackoffLimit != 0 {
 		t.Errorf("backoffLimit = %v, want 0: a failed restore is not retried", j.Spec.BackoffLimit)
 	}
@@ -317,7 +317,7 @@ func TestAFailedRestoreIsFinalAndSaysWhy(t *testing.T) {
 			Host: "mysql.example", Database: "shop", CredentialsSecretRef: corev1.LocalObjectReference{Name: "ext-login"},
 		}}
 	}))
-	j := job(t, ns, "r")
+	j := job(t, ns)
 	c := j.Spec.Template.Spec.Containers[0]
 	env := envOf(c)
 	if c.Image != jobs.DefaultImage(v1alpha1.SourceMySQL) || env[dump.EnvDBHost].Value != "mysql.example" ||
@@ -412,7 +412,7 @@ func TestAPodThatDiesWithoutAResultFailsTheRestore(t *testing.T) {
 			Host: "pg.example", Database: "shop", CredentialsSecretRef: corev1.LocalObjectReference{Name: "ext-login"},
 		}}
 	}))
-	j := job(t, ns, "r")
+	j := job(t, ns)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: j.Name + "-x1", Namespace: ns, Labels: j.Spec.Template.Labels},
 		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,

@@ -48,16 +48,18 @@ func TestPointInTimeNeedsAnArchivingBackup(t *testing.T) {
 
 func TestPointInTimeRestoreReportsItsRecoveryPoint(t *testing.T) {
 	ns := namespace(t)
-	create(t, newDatabase(ns, "db"))
-	markReady(t, ns, "db")
-	b := newBackup(ns, "nightly", "db")
+	create(t, newDatabase(ns, "orders"))
+	markReady(t, ns, "orders")
+	b := newBackup(ns, "archiving", "orders")
 	b.Spec.PointInTime = &v1alpha1.BackupPointInTime{}
 	create(t, b)
 	target := time.Date(2026, 11, 26, 14, 4, 59, 0, time.UTC)
 	create(t, newRestore(ns, func(r *v1alpha1.Restore) {
+		r.Spec.Source.BackupRef.Name = "archiving"
+		r.Spec.Target.DatabaseRef.Name = "orders"
 		r.Spec.Source.PointInTime = &v1alpha1.RestorePointInTime{TargetTime: &metav1.Time{Time: target}}
 	}))
-	j := job(t, ns, restoreName)
+	j := job(t, ns)
 	var main corev1.Container
 	for _, c := range j.Spec.Template.Spec.Containers {
 		if c.Name == jobs.Container {
