@@ -58,7 +58,7 @@ func main() {
 			code := dump.Main(ctx, os.Args[1], os.Getenv, os.Stderr)
 			stop()
 			os.Exit(code)
-		case pitr.CommandArchive, pitr.CommandFetch, pitr.CommandBase, pitr.CommandRestore:
+		case pitr.CommandArchive, pitr.CommandFetch, pitr.CommandBase, pitr.CommandRestore, pitr.CommandVerify:
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 			code := pitr.Main(ctx, os.Args[1], os.Args[2:], os.Getenv, os.Stderr)
 			stop()

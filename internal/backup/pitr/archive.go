@@ -79,6 +79,8 @@ type Archiver struct {
 	// uploaded.
 	uploaded map[string]time.Time
 	lastBeat time.Time
+	// gapAt is when a gap was found; zero without one.
+	gapAt time.Time
 	// completeAt is the newest time up to which every byte pg_receivewal
 	// had received is uploaded.
 	completeAt time.Time
@@ -195,11 +197,16 @@ func (a *Archiver) receiveLoop(ctx context.Context) {
 		}
 		msg := tail(t.errs.String(), 500)
 		if strings.Contains(msg, "has already been removed") {
+			// The primary recycled WAL the archive does not have: streaming
+			// starts again at the primary's position, and recovery cannot
+			// cross the gap until a base backup taken after it.
+			now := time.Now().UTC()
 			a.mu.Lock()
-			a.status.Gap = "the primary no longer had the WAL after the archive's newest segment; times before the next base backup may not be recoverable"
+			a.status.Gap = fmt.Sprintf("the primary no longer had the WAL after segment %s (found at %s): times before the next base backup cannot be recovered",
+				a.status.LastSegment, now.Format(time.RFC3339))
+			a.gapAt = now
 			a.mu.Unlock()
-			// Start again from the primary's current position.
-			a.removePlaceholders()
+			a.forgetLocalSegments(ctx)
 		}
 		a.fail("pg_receivewal stopped after %s: %v: %s", time.Since(started).Round(time.Second), err, msg)
 		sleep(ctx, 2*time.Second)
@@ -230,6 +237,12 @@ func (a *Archiver) resumePoint(ctx context.Context) error {
 		if _, ok := ParseSegment(name); ok {
 			return nil
 		}
+	}
+	a.mu.Lock()
+	gap := !a.gapAt.IsZero()
+	a.mu.Unlock()
+	if gap {
+		return nil // the primary no longer has what follows the archive
 	}
 	arch, err := listArchive(ctx, a.Bucket, a.Database)
 	if err != nil {
@@ -264,13 +277,41 @@ func (a *Archiver) resumePoint(ctx context.Context) error {
 	return os.WriteFile(filepath.Join(a.Dir, placeholderMark), []byte(newest.Name()), 0o600)
 }
 
-func (a *Archiver) removePlaceholders() {
-	data, err := os.ReadFile(filepath.Join(a.Dir, placeholderMark))
+// forgetLocalSegments uploads what pg_receivewal left, then removes its
+// segments, so that it starts again at the primary's position.
+func (a *Archiver) forgetLocalSegments(ctx context.Context) {
+	a.uploadOnce(ctx)
+	entries, err := os.ReadDir(a.Dir)
 	if err != nil {
 		return
 	}
-	_ = os.Remove(filepath.Join(a.Dir, strings.TrimSpace(string(data))))
-	_ = os.Remove(filepath.Join(a.Dir, placeholderMark))
+	for _, e := range entries {
+		if _, ok := ParseSegment(strings.TrimSuffix(e.Name(), partialSuffix)); ok || e.Name() == placeholderMark {
+			_ = os.Remove(filepath.Join(a.Dir, e.Name()))
+		}
+	}
+	a.mu.Lock()
+	a.uploaded = map[string]time.Time{}
+	a.mu.Unlock()
+}
+
+// clearGap forgets a gap once a base backup started after it: recovery
+// from that base backup on needs nothing from before the gap.
+func (a *Archiver) clearGap(ctx context.Context) {
+	a.mu.Lock()
+	gapAt := a.gapAt
+	a.mu.Unlock()
+	if gapAt.IsZero() {
+		return
+	}
+	bases, err := ListBases(ctx, a.Bucket, a.Database)
+	if err != nil || len(bases) == 0 || !bases[len(bases)-1].StartTime.After(gapAt) {
+		return
+	}
+	a.mu.Lock()
+	a.status.Gap, a.gapAt = "", time.Time{}
+	a.mu.Unlock()
+	a.logf("base backup %s started after the gap: every time after it is recoverable", bases[len(bases)-1].Key)
 }
 
 func (a *Archiver) uploadLoop(ctx context.Context) {
@@ -386,6 +427,7 @@ func (a *Archiver) uploadOnce(ctx context.Context) {
 	last := a.status.LastSegment
 	a.mu.Unlock()
 	if beat {
+		a.clearGap(ctx)
 		now := time.Now().UTC()
 		data, _ := json.Marshal(ArchivedUntil{Time: scanned, LastSegment: last})
 		if err := a.Bucket.WriteAll(ctx, heartbeatKey(a.Database), data, nil); err != nil {

@@ -53,6 +53,9 @@ const (
 	// CommandRestore recovers to a point in time and restores the result
 	// into the target database, as `steward restore` restores a dump.
 	CommandRestore = "restore-pitr"
+	// CommandVerify recovers the archive to its latest point in a
+	// throwaway server and reads every table there; it restores nothing.
+	CommandVerify = "verify-pitr"
 )
 
 // Environment variables, beside the dump package's (destination, its
@@ -96,6 +99,10 @@ type Result struct {
 	// RecoveryPoint is the commit time of the last transaction the
 	// recovery replayed.
 	RecoveryPoint *time.Time `json:"recoveryPoint,omitempty"`
+	// Tables and Rows are what verify-pitr read in the recovered
+	// database.
+	Tables int   `json:"tables,omitempty"`
+	Rows   int64 `json:"rows,omitempty"`
 }
 
 // ParseResult reads a termination message of backup-base or
@@ -179,6 +186,9 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 	case CommandRestore:
 		res, err := restore(ctx, bucket, database, getenv, log, nil)
 		return finish(command, res, start, err, getenv, log, red)
+	case CommandVerify:
+		res, err := verify(ctx, bucket, database, getenv, log, nil)
+		return finish(command, res, start, err, getenv, log, red)
 	}
 	return finish(command, Result{}, start, fmt.Errorf("unknown command %q", command), getenv, log, red)
 }
@@ -254,6 +264,46 @@ func base(ctx context.Context, bucket *blob.Bucket, database string, getenv func
 	return res, nil
 }
 
+// recoverOptions are the options of a recovery in this pod.
+func recoverOptions(database string, getenv func(string) string, adjust func(*RecoverOptions)) (RecoverOptions, error) {
+	opts := RecoverOptions{Database: database, WorkDir: getenv(EnvWorkDir), BinDir: getenv(EnvServerBinDir)}
+	if opts.WorkDir == "" {
+		opts.WorkDir = "/tmp/steward-recovery"
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return opts, err
+	}
+	opts.FetchCommand = fmt.Sprintf("'%s' %s '%%f' '%%p'", strings.ReplaceAll(self, "'", `'\''`), CommandFetch)
+	if adjust != nil {
+		adjust(&opts)
+	}
+	return opts, nil
+}
+
+// verify is verify-pitr: the archive recovered to its latest point in a
+// throwaway server, and every table of the database read there.
+func verify(ctx context.Context, bucket *blob.Bucket, database string, getenv func(string) string, log io.Writer, adjust func(*RecoverOptions)) (Result, error) {
+	var res Result
+	opts, err := recoverOptions(database, getenv, adjust)
+	if err != nil {
+		return res, err
+	}
+	opts.Log = log
+	rec, err := Recover(ctx, bucket, opts)
+	if err != nil {
+		return res, err
+	}
+	defer rec.Stop()
+	res.BaseKey, res.Key, res.RecoveryPoint = rec.Base.Key, rec.Base.Key, rec.Point
+	res.Tables, res.Rows, err = rec.readTables(ctx)
+	if err != nil {
+		return res, fmt.Errorf("reading the recovered database: %w", err)
+	}
+	fmt.Fprintf(log, "%s: recovered from %s; read %d tables, %d rows\n", CommandVerify, rec.Base.Key, res.Tables, res.Rows)
+	return res, nil
+}
+
 // restore is restore-pitr; adjust, when not nil, changes the recovery's
 // options (tests run the server as another user than root).
 func restore(ctx context.Context, bucket *blob.Bucket, database string, getenv func(string) string, log io.Writer, adjust func(*RecoverOptions)) (Result, error) {
@@ -262,10 +312,11 @@ func restore(ctx context.Context, bucket *blob.Bucket, database string, getenv f
 	if err != nil {
 		return res, err
 	}
-	opts := RecoverOptions{Database: database, WorkDir: getenv(EnvWorkDir), BinDir: getenv(EnvServerBinDir), Log: log}
-	if opts.WorkDir == "" {
-		opts.WorkDir = "/tmp/steward-recovery"
+	opts, err := recoverOptions(database, getenv, adjust)
+	if err != nil {
+		return res, err
 	}
+	opts.Log = log
 	if v := getenv(EnvTargetTime); v != "" && v != Latest {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
@@ -273,14 +324,6 @@ func restore(ctx context.Context, bucket *blob.Bucket, database string, getenv f
 		}
 		t = t.UTC()
 		opts.Target, res.TargetTime = &t, &t
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return res, err
-	}
-	opts.FetchCommand = fmt.Sprintf("'%s' %s '%%f' '%%p'", strings.ReplaceAll(self, "'", `'\''`), CommandFetch)
-	if adjust != nil {
-		adjust(&opts)
 	}
 	rec, err := Recover(ctx, bucket, opts)
 	if err != nil {

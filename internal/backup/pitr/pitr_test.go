@@ -128,7 +128,13 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
-func startPostgres(t *testing.T) *pgServer {
+// startPostgres starts a server tuned as a Database's is: with
+// wal_keep_size 256MB, the WAL the archiver may still need is kept.
+func startPostgres(t *testing.T) *pgServer { return startPostgresTuned(t, 512<<20) }
+
+// startPostgresTuned starts a server tuned for memoryBytes; zero leaves
+// PostgreSQL's defaults, which keep no WAL for an archiver.
+func startPostgresTuned(t *testing.T, memoryBytes int64) *pgServer {
 	t.Helper()
 	bin := realserver.Require(t, realserver.Binaries{
 		Package: "postgresql-15",
@@ -153,7 +159,7 @@ func startPostgres(t *testing.T) *pgServer {
 		RunAsGID:    gid,
 	}
 	e := &postgres.Engine{Output: serverOutput}
-	files, err := e.Render(engine.Tuning{Port: cfg.Port})
+	files, err := e.Render(engine.Tuning{Port: cfg.Port, MemoryBytes: memoryBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,6 +384,17 @@ func TestPointInTimeRecovery(t *testing.T) {
 			t.Errorf("rows restored to T+1s: %v", got)
 		}
 	})
+	// verify-pitr, a verification's recovery to the latest point.
+	t.Run("verify-pitr", func(t *testing.T) {
+		env := map[string]string{EnvServerBinDir: srv.bin, EnvWorkDir: filepath.Join(world(t), "work")}
+		var log bytes.Buffer
+		r, err := verify(ctx, bucket, "app-db", func(k string) string { return env[k] }, &log, func(o *RecoverOptions) {
+			o.RunAsUID, o.RunAsGID, o.FetchCommand = uid, gid, fetch
+		})
+		if err != nil || r.Tables != 1 || r.Rows != 5 || r.RecoveryPoint == nil {
+			t.Fatalf("verify-pitr: %+v, %v\n%s", r, err, log.String())
+		}
+	})
 	for _, pw := range []string{srv.cfg.Replication.Password, srv.cfg.Owner.Password} {
 		if strings.Contains(archiveLog.b.String(), pw) {
 			t.Error("the archiver's log holds a password")
@@ -398,6 +415,52 @@ func ids(t *testing.T, c *pgx.Conn) []int {
 		t.Fatal(err)
 	}
 	return got
+}
+
+// TestArchiveGap: an archive whose next segment the primary no longer has
+// reports a gap, streams again from the primary's position, and forgets
+// the gap once a base backup starts after it.
+func TestArchiveGap(t *testing.T) {
+	srv := startPostgresTuned(t, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bucket, err := fileblob.OpenBucket(world(t), &fileblob.Options{NoTempDir: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bucket.Close() }()
+	// The archive ends at segment 1, as an archiver down for long left it.
+	if err := bucket.WriteAll(ctx, walKey("app-db", "000000010000000000000001"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	su := srv.conn(t, srv.cfg.Superuser.Username, srv.cfg.Superuser.Password, "app-db")
+	for range 4 {
+		if _, err := su.Exec(ctx, `CREATE TABLE IF NOT EXISTS filler AS SELECT 1 AS x; SELECT pg_switch_wal(); CHECKPOINT`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var log lockedBuffer
+	a := &Archiver{Conn: srv.replication(), Bucket: bucket, Database: "app-db", Dir: filepath.Join(world(t), "wal"), Log: &log, Interval: 500 * time.Millisecond}
+	archiveCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = a.Run(archiveCtx, nil) }()
+	defer func() { stop(); <-done }()
+	wait := func(what string, ok func(Status) bool) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for !ok(a.Status()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: status %+v\n%s", what, a.Status(), log.b.String())
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	wait("a gap, then streaming again", func(s Status) bool { return s.Gap != "" && s.Streaming && s.ArchivedUntil != nil })
+	t.Logf("gap: %s", a.Status().Gap)
+	if _, err := TakeBase(ctx, srv.replication(), bucket, "app-db", srv.cfg.Owner.Username, time.Now); err != nil {
+		t.Fatal(err)
+	}
+	wait("the gap forgotten after a base backup", func(s Status) bool { return s.Gap == "" })
 }
 
 // largeEnv, set to 1, runs TestPointInTimeRecoveryLarge.
