@@ -72,3 +72,7 @@ func ArchivingVerdict(st *PointInTimeStatus, now time.Time, limit time.Duration)
 // ReasonPointInTimeUnavailable is a Restore's reason when it asks for a
 // point in time of a Backup that does not archive the log.
 const ReasonPointInTimeUnavailable = "PointInTimeUnavailable"
+
+// ReasonPointInTimeRecoveryFailed is a verification's reason when the
+// recovery of the archive to its latest point failed.
+const ReasonPointInTimeRecoveryFailed = "PointInTimeRecoveryFailed"

@@ -130,3 +130,29 @@ func (p *RestorePointInTime) TargetString() string {
 	}
 	return p.TargetTime.UTC().Format(time.RFC3339Nano)
 }
+
+// PointInTimeVerification is a verification's recovery of the archive to
+// its latest point, in a throwaway server of the verification's pod.
+type PointInTimeVerification struct {
+	// Passed is true when the recovery reached the archive's end and every
+	// table of the recovered database could be read.
+	Passed bool `json:"passed"`
+	// BaseBackup is the base backup the recovery started from.
+	// +optional
+	BaseBackup string `json:"baseBackup,omitempty"`
+	// RecoveryPoint is the commit time of the last transaction replayed.
+	// +optional
+	RecoveryPoint *metav1.Time `json:"recoveryPoint,omitempty"`
+	// Tables and Rows are what was read in the recovered database.
+	// +optional
+	Tables int32 `json:"tables,omitempty"`
+	// +optional
+	Rows int64 `json:"rows,omitempty"`
+	// DurationSeconds is how long the recovery and the reads took.
+	// +optional
+	DurationSeconds int64 `json:"durationSeconds,omitempty"`
+	// Message says why it failed, without credentials.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	Message string `json:"message,omitempty"`
+}

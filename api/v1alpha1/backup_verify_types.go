@@ -59,7 +59,8 @@ type BackupVerification struct {
 	// Reason says how it ended: VerificationPassed, NoTableDigests
 	// (passed, from a manifest without table digests), NoBackup,
 	// ChecksumMismatch, RestoreFailed, RowCountMismatch,
-	// TableChecksumMismatch or VerificationFailed.
+	// TableChecksumMismatch, PointInTimeRecoveryFailed or
+	// VerificationFailed.
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// Message says what was checked or what did not match, with every
@@ -74,4 +75,10 @@ type BackupVerification struct {
 	// checksums were compared.
 	// +optional
 	TablesChecked int32 `json:"tablesChecked,omitempty"`
+	// PointInTime is, with spec.pointInTime, the recovery of the archive
+	// to its latest point that the same verification ran beside the dump's
+	// restore. A failed recovery fails the verification (reason
+	// PointInTimeRecoveryFailed).
+	// +optional
+	PointInTime *PointInTimeVerification `json:"pointInTime,omitempty"`
 }

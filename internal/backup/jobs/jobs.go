@@ -254,6 +254,9 @@ type Verification struct {
 	Database string
 	// Destination is where the backups are.
 	Destination v1alpha1.BackupDestination
+	// PointInTime, when set, also recovers the archive to its latest
+	// point, in a second container (PITRVerifyContainer).
+	PointInTime *PointInTime
 	// Labels go on the pods.
 	Labels map[string]string
 }
@@ -284,11 +287,15 @@ func VerifyPodTemplate(v Verification) *corev1ac.PodTemplateSpecApplyConfigurati
 			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("256Mi")}).
 			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}))
 	copyBinary := instance.CopyBinaryContainer(v.InstanceImage, binVolume, containerSecurity())
+	containers := []*corev1ac.ContainerApplyConfiguration{main}
+	if v.PointInTime != nil {
+		containers = append(containers, pitrVerifyContainer(v, s))
+	}
 	return corev1ac.PodTemplateSpec().
 		WithLabels(v.Labels).
 		WithSpec(podSpec().
 			WithInitContainers(copyBinary).
-			WithContainers(main).
+			WithContainers(containers...).
 			WithVolumes(append([]*corev1ac.VolumeApplyConfiguration{
 				corev1ac.Volume().WithName(binVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
 			}, s.volumes...)...))

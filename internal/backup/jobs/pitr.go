@@ -39,6 +39,11 @@ import (
 // pitr.Result.
 const BaseContainer = "base"
 
+// PITRVerifyContainer is the container of a verification's pod that
+// recovers the archive to its latest point; its termination message is a
+// pitr.Result.
+const PITRVerifyContainer = "pitr"
+
 // ArchiverContainer is the container of an archiver's pod.
 const ArchiverContainer = "archiver"
 
@@ -83,38 +88,59 @@ func baseContainer(r Run, p *PointInTime, env []*corev1ac.EnvVarApplyConfigurati
 			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}))
 }
 
-// BaseResult reads the base backup's result from a finished run pod; ok
-// is false while its container runs or when the pod has none.
-func BaseResult(pod *corev1.Pod) (pitr.Result, bool, error) {
+// pitrVerifyContainer runs `steward verify-pitr` beside a verification,
+// with the destination only: the archive is recovered in the pod.
+func pitrVerifyContainer(v Verification, s storageParts) *corev1ac.ContainerApplyConfiguration {
+	env := append(destinationEnv(v.Destination), value(pitr.EnvArchive, v.PointInTime.Archive),
+		value(pitr.EnvWorkDir, "/tmp/steward-pitr-verify"))
+	return corev1ac.Container().
+		WithName(PITRVerifyContainer).
+		WithImage(v.Image).
+		WithCommand(instance.BinaryPath, pitr.CommandVerify).
+		WithEnv(append(env, s.env...)...).
+		WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
+			corev1ac.VolumeMount().WithName(binVolume).WithMountPath(instance.BinaryDir).WithReadOnly(true),
+		}, s.mounts...)...).
+		WithSecurityContext(containerSecurity()).
+		WithTerminationMessagePolicy(corev1.TerminationMessageReadFile).
+		WithResources(corev1ac.ResourceRequirements().
+			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("256Mi")}).
+			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}))
+}
+
+// PITRVerifyResult reads the recovery's result from a finished
+// verification pod; ok is false while it runs or when the pod has none.
+func PITRVerifyResult(pod *corev1.Pod) (pitr.Result, bool, error) {
+	return containerResult(pod, PITRVerifyContainer)
+}
+
+// containerResult reads a pitr.Result from a container's termination
+// message.
+func containerResult(pod *corev1.Pod, name string) (pitr.Result, bool, error) {
 	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name != BaseContainer || cs.State.Terminated == nil {
+		if cs.Name != name || cs.State.Terminated == nil {
 			continue
 		}
 		res, err := pitr.ParseResult(cs.State.Terminated.Message)
 		if err != nil {
 			return res, false, fmt.Errorf("the %s container ended (%s, exit code %d) without a result: %s",
-				BaseContainer, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode, shorten(cs.State.Terminated.Message, 300))
+				name, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode, shorten(cs.State.Terminated.Message, 300))
 		}
 		return res, true, nil
 	}
 	return pitr.Result{}, false, nil
 }
 
+// BaseResult reads the base backup's result from a finished run pod; ok
+// is false while its container runs or when the pod has none.
+func BaseResult(pod *corev1.Pod) (pitr.Result, bool, error) {
+	return containerResult(pod, BaseContainer)
+}
+
 // RestoreResult reads a point-in-time restore's result from its finished
 // pod, as Result reads a dump's.
 func RestoreResult(pod *corev1.Pod) (pitr.Result, bool, error) {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name != Container || cs.State.Terminated == nil {
-			continue
-		}
-		res, err := pitr.ParseResult(cs.State.Terminated.Message)
-		if err != nil {
-			return res, false, fmt.Errorf("the %s container ended (%s, exit code %d) without a result: %s",
-				Container, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode, shorten(cs.State.Terminated.Message, 300))
-		}
-		return res, true, nil
-	}
-	return pitr.Result{}, false, nil
+	return containerResult(pod, Container)
 }
 
 // Archiver is the continuous archiving of one Backup.

@@ -136,3 +136,25 @@ func TestArchiverDeployment(t *testing.T) {
 		}
 	}
 }
+
+func TestVerificationRecoversThePointInTimeArchive(t *testing.T) {
+	v := Verification{Image: "postgres:15", InstanceImage: "steward:1", Type: v1alpha1.SourcePostgreSQL, Database: "orders",
+		Destination: destination()}
+	if n := len(VerifyPodTemplate(v).Spec.Containers); n != 1 {
+		t.Fatalf("%d containers without pointInTime", n)
+	}
+	v.PointInTime = &PointInTime{Archive: "orders"}
+	c := container(VerifyPodTemplate(v).Spec.Containers, PITRVerifyContainer)
+	if c == nil || !slices.Equal(c.Command, []string{instance.BinaryPath, pitr.CommandVerify}) {
+		t.Fatalf("pitr container %+v", c)
+	}
+	env := envOf(c)
+	if env[pitr.EnvArchive] != "orders" || env[dump.EnvStoreCredentialsDir] == "" {
+		t.Errorf("env %v", env)
+	}
+	for k := range env {
+		if k == dump.EnvDBPassword || k == pitr.EnvReplicationPassword {
+			t.Errorf("the recovery gets database credentials: %s", k)
+		}
+	}
+}

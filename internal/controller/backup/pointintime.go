@@ -285,3 +285,43 @@ func (r *Reconciler) baseBackups(ctx context.Context, b *v1alpha1.Backup, st *v1
 	}
 	return nil
 }
+
+// verifyPointInTime is what a verification of a Backup with
+// spec.pointInTime adds: a recovery of the archive to its latest point.
+func verifyPointInTime(b *v1alpha1.Backup, src source) *jobs.PointInTime {
+	if b.Spec.PointInTime == nil {
+		return nil
+	}
+	return &jobs.PointInTime{Archive: src.conn.Database}
+}
+
+// pointInTimeOutcome adds the recovery of a verification's pod to its
+// outcome: a failed recovery fails the verification.
+func (r *Reconciler) pointInTimeOutcome(ctx context.Context, job *batchv1.Job, v *v1alpha1.BackupVerification) {
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+		return
+	}
+	for i := range pods.Items {
+		res, ok, ended := jobs.PITRVerifyResult(&pods.Items[i])
+		var p *v1alpha1.PointInTimeVerification
+		switch {
+		case ended != nil:
+			p = &v1alpha1.PointInTimeVerification{Message: ended.Error()}
+		case ok:
+			p = &v1alpha1.PointInTimeVerification{Passed: res.Succeeded, BaseBackup: res.BaseKey, Tables: int32(res.Tables), Rows: res.Rows,
+				DurationSeconds: int64(res.DurationSeconds + 0.5), Message: res.Error}
+			if res.RecoveryPoint != nil {
+				p.RecoveryPoint = &metav1.Time{Time: res.RecoveryPoint.Truncate(time.Second)}
+			}
+		default:
+			continue
+		}
+		v.PointInTime = p
+		if !p.Passed && v.Passed {
+			v.Passed, v.Reason = false, v1alpha1.ReasonPointInTimeRecoveryFailed
+			v.Message = "The dump verified, but the recovery of the archive to its latest point failed: " + p.Message
+		}
+		return
+	}
+}

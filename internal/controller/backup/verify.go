@@ -163,6 +163,7 @@ func (r *Reconciler) verificationOutcome(ctx context.Context, job *batchv1.Job, 
 	default:
 		v.Message = "The Job finished but its pod and result are gone"
 	}
+	r.pointInTimeOutcome(ctx, job, &v)
 	return v
 }
 
@@ -184,6 +185,7 @@ func verifyJobSpec(b *v1alpha1.Backup, src source, instanceImage string) *batchv
 			Image: src.image, InstanceImage: instanceImage,
 			Type: src.conn.Type, Database: src.conn.Database,
 			Destination: b.Spec.Destination, Labels: verifyLabels(b),
+			PointInTime: verifyPointInTime(b, src),
 		}))
 }
 

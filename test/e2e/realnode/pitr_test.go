@@ -231,6 +231,27 @@ spec:
 		return nil
 	})
 	restore("pitr-latest-2", "", []int{1, 2, 3, 4, 5, 6})
+
+	// A verification recovers the archive to its latest point beside the
+	// dump's restore, in its own pod.
+	kubectl(t, "patch", "backup", src, "--type=merge", "-p", `{"spec":{"verify":{"schedule":"0 0 1 1 *"}}}`)
+	kubectl(t, "annotate", "--overwrite", "backup", src, v1alpha1.AnnotationVerifyNow+"=pitr")
+	began = time.Now()
+	eventually(t, 5*time.Minute, "a verification with a point-in-time recovery", func() error {
+		getJSON(t, &b, "backup", src)
+		v := b.Status.LastVerified
+		if v == nil || v.PointInTime == nil {
+			return fmt.Errorf("last verification %+v", v)
+		}
+		return nil
+	})
+	v := b.Status.LastVerified
+	if !v.Passed || !v.PointInTime.Passed || v.PointInTime.Tables < 1 || v.PointInTime.Rows < 6 || v.PointInTime.RecoveryPoint == nil {
+		t.Fatalf("verification %+v, recovery %+v", v, v.PointInTime)
+	}
+	t.Logf("verification %v after the annotation: dump %s in %ds; recovery to the latest point from %s in %ds: %d tables, %d rows, point %s",
+		time.Since(began).Round(time.Second), v.Backup, v.DurationSeconds, v.PointInTime.BaseBackup, v.PointInTime.DurationSeconds,
+		v.PointInTime.Tables, v.PointInTime.Rows, v.PointInTime.RecoveryPoint.UTC().Format(time.RFC3339))
 }
 
 // storeKeys lists the emulator's keys under a prefix.
