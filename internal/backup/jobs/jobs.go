@@ -170,19 +170,7 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 	if p := r.PointInTime; p != nil && r.Command == "backup" {
 		base = baseContainer(r, p, env, s)
 	}
-	main := corev1ac.Container().
-		WithName(Container).
-		WithImage(r.Image).
-		WithCommand(instance.BinaryPath, command).
-		WithEnv(append(env, s.env...)...).
-		WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
-			corev1ac.VolumeMount().WithName(binVolume).WithMountPath(instance.BinaryDir).WithReadOnly(true),
-		}, s.mounts...)...).
-		WithSecurityContext(containerSecurity()).
-		WithTerminationMessagePolicy(corev1.TerminationMessageReadFile).
-		WithResources(corev1ac.ResourceRequirements().
-			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}).
-			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}))
+	main := copiedBinaryContainer(Container, r.Image, command, append(env, s.env...), s, "100m", "128Mi", "512Mi")
 	copyBinary := instance.CopyBinaryContainer(r.InstanceImage, binVolume, containerSecurity())
 	containers := []*corev1ac.ContainerApplyConfiguration{main}
 	if base != nil {
@@ -273,19 +261,7 @@ func VerifyPodTemplate(v Verification) *corev1ac.PodTemplateSpecApplyConfigurati
 		value(dump.EnvDBName, v.Database),
 	}, destinationEnv(v.Destination)...)
 	s := storage(v.Destination)
-	main := corev1ac.Container().
-		WithName(Container).
-		WithImage(v.Image).
-		WithCommand(instance.BinaryPath, dump.CommandVerify).
-		WithEnv(append(env, s.env...)...).
-		WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
-			corev1ac.VolumeMount().WithName(binVolume).WithMountPath(instance.BinaryDir).WithReadOnly(true),
-		}, s.mounts...)...).
-		WithSecurityContext(containerSecurity()).
-		WithTerminationMessagePolicy(corev1.TerminationMessageReadFile).
-		WithResources(corev1ac.ResourceRequirements().
-			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("256Mi")}).
-			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}))
+	main := copiedBinaryContainer(Container, v.Image, dump.CommandVerify, append(env, s.env...), s, "100m", "256Mi", "1Gi")
 	copyBinary := instance.CopyBinaryContainer(v.InstanceImage, binVolume, containerSecurity())
 	containers := []*corev1ac.ContainerApplyConfiguration{main}
 	if v.PointInTime != nil {
@@ -299,6 +275,27 @@ func VerifyPodTemplate(v Verification) *corev1ac.PodTemplateSpecApplyConfigurati
 			WithVolumes(append([]*corev1ac.VolumeApplyConfiguration{
 				corev1ac.Volume().WithName(binVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
 			}, s.volumes...)...))
+}
+
+// copiedBinaryContainer runs a command of Steward's binary, copied into
+// the pod by the init container, in an engine's image: with the storage's
+// mounts, the restricted security context, and its result in the
+// termination message.
+func copiedBinaryContainer(name, image, command string, env []*corev1ac.EnvVarApplyConfiguration, s storageParts,
+	cpu, memory, memoryLimit string) *corev1ac.ContainerApplyConfiguration {
+	return corev1ac.Container().
+		WithName(name).
+		WithImage(image).
+		WithCommand(instance.BinaryPath, command).
+		WithEnv(env...).
+		WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
+			corev1ac.VolumeMount().WithName(binVolume).WithMountPath(instance.BinaryDir).WithReadOnly(true),
+		}, s.mounts...)...).
+		WithSecurityContext(containerSecurity()).
+		WithTerminationMessagePolicy(corev1.TerminationMessageReadFile).
+		WithResources(corev1ac.ResourceRequirements().
+			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}).
+			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memoryLimit)}))
 }
 
 func value(name, v string) *corev1ac.EnvVarApplyConfiguration {

@@ -73,19 +73,7 @@ func replicationEnv(secret string) []*corev1ac.EnvVarApplyConfiguration {
 // database, destination and retention, and the replication credentials.
 func baseContainer(r Run, p *PointInTime, env []*corev1ac.EnvVarApplyConfiguration, s storageParts) *corev1ac.ContainerApplyConfiguration {
 	env = append(append(append([]*corev1ac.EnvVarApplyConfiguration{}, env...), replicationEnv(p.ReplicationSecret)...), s.env...)
-	return corev1ac.Container().
-		WithName(BaseContainer).
-		WithImage(r.Image).
-		WithCommand(instance.BinaryPath, pitr.CommandBase).
-		WithEnv(env...).
-		WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
-			corev1ac.VolumeMount().WithName(binVolume).WithMountPath(instance.BinaryDir).WithReadOnly(true),
-		}, s.mounts...)...).
-		WithSecurityContext(containerSecurity()).
-		WithTerminationMessagePolicy(corev1.TerminationMessageReadFile).
-		WithResources(corev1ac.ResourceRequirements().
-			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}).
-			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}))
+	return copiedBinaryContainer(BaseContainer, r.Image, pitr.CommandBase, env, s, "100m", "64Mi", "256Mi")
 }
 
 // pitrVerifyContainer runs `steward verify-pitr` beside a verification,
@@ -93,19 +81,7 @@ func baseContainer(r Run, p *PointInTime, env []*corev1ac.EnvVarApplyConfigurati
 func pitrVerifyContainer(v Verification, s storageParts) *corev1ac.ContainerApplyConfiguration {
 	env := append(destinationEnv(v.Destination), value(pitr.EnvArchive, v.PointInTime.Archive),
 		value(pitr.EnvWorkDir, "/tmp/steward-pitr-verify"))
-	return corev1ac.Container().
-		WithName(PITRVerifyContainer).
-		WithImage(v.Image).
-		WithCommand(instance.BinaryPath, pitr.CommandVerify).
-		WithEnv(append(env, s.env...)...).
-		WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
-			corev1ac.VolumeMount().WithName(binVolume).WithMountPath(instance.BinaryDir).WithReadOnly(true),
-		}, s.mounts...)...).
-		WithSecurityContext(containerSecurity()).
-		WithTerminationMessagePolicy(corev1.TerminationMessageReadFile).
-		WithResources(corev1ac.ResourceRequirements().
-			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("256Mi")}).
-			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}))
+	return copiedBinaryContainer(PITRVerifyContainer, v.Image, pitr.CommandVerify, append(env, s.env...), s, "100m", "256Mi", "1Gi")
 }
 
 // PITRVerifyResult reads the recovery's result from a finished
