@@ -170,7 +170,7 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 	if p := r.PointInTime; p != nil && r.Command == "backup" {
 		base = baseContainer(r, p, env, s)
 	}
-	main := copiedBinaryContainer(Container, r.Image, command, append(env, s.env...), s, "100m", "128Mi", "512Mi")
+	main := copiedBinaryContainer(Container, r.Image, command, append(env, s.env...), s, "128Mi", "512Mi")
 	copyBinary := instance.CopyBinaryContainer(r.InstanceImage, binVolume, containerSecurity())
 	containers := []*corev1ac.ContainerApplyConfiguration{main}
 	if base != nil {
@@ -261,7 +261,7 @@ func VerifyPodTemplate(v Verification) *corev1ac.PodTemplateSpecApplyConfigurati
 		value(dump.EnvDBName, v.Database),
 	}, destinationEnv(v.Destination)...)
 	s := storage(v.Destination)
-	main := copiedBinaryContainer(Container, v.Image, dump.CommandVerify, append(env, s.env...), s, "100m", "256Mi", "1Gi")
+	main := copiedBinaryContainer(Container, v.Image, dump.CommandVerify, append(env, s.env...), s, "256Mi", "1Gi")
 	copyBinary := instance.CopyBinaryContainer(v.InstanceImage, binVolume, containerSecurity())
 	containers := []*corev1ac.ContainerApplyConfiguration{main}
 	if v.PointInTime != nil {
@@ -279,10 +279,10 @@ func VerifyPodTemplate(v Verification) *corev1ac.PodTemplateSpecApplyConfigurati
 
 // copiedBinaryContainer runs a command of Steward's binary, copied into
 // the pod by the init container, in an engine's image: with the storage's
-// mounts, the restricted security context, and its result in the
-// termination message.
+// mounts, the restricted security context, a tenth of a core, and its
+// result in the termination message.
 func copiedBinaryContainer(name, image, command string, env []*corev1ac.EnvVarApplyConfiguration, s storageParts,
-	cpu, memory, memoryLimit string) *corev1ac.ContainerApplyConfiguration {
+	memory, memoryLimit string) *corev1ac.ContainerApplyConfiguration {
 	return corev1ac.Container().
 		WithName(name).
 		WithImage(image).
@@ -294,7 +294,7 @@ func copiedBinaryContainer(name, image, command string, env []*corev1ac.EnvVarAp
 		WithSecurityContext(containerSecurity()).
 		WithTerminationMessagePolicy(corev1.TerminationMessageReadFile).
 		WithResources(corev1ac.ResourceRequirements().
-			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}).
+			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse(memory)}).
 			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memoryLimit)}))
 }
 

@@ -73,7 +73,7 @@ func replicationEnv(secret string) []*corev1ac.EnvVarApplyConfiguration {
 // database, destination and retention, and the replication credentials.
 func baseContainer(r Run, p *PointInTime, env []*corev1ac.EnvVarApplyConfiguration, s storageParts) *corev1ac.ContainerApplyConfiguration {
 	env = append(append(append([]*corev1ac.EnvVarApplyConfiguration{}, env...), replicationEnv(p.ReplicationSecret)...), s.env...)
-	return copiedBinaryContainer(BaseContainer, r.Image, pitr.CommandBase, env, s, "100m", "64Mi", "256Mi")
+	return copiedBinaryContainer(BaseContainer, r.Image, pitr.CommandBase, env, s, "64Mi", "256Mi")
 }
 
 // pitrVerifyContainer runs `steward verify-pitr` beside a verification,
@@ -81,7 +81,7 @@ func baseContainer(r Run, p *PointInTime, env []*corev1ac.EnvVarApplyConfigurati
 func pitrVerifyContainer(v Verification, s storageParts) *corev1ac.ContainerApplyConfiguration {
 	env := append(destinationEnv(v.Destination), value(pitr.EnvArchive, v.PointInTime.Archive),
 		value(pitr.EnvWorkDir, "/tmp/steward-pitr-verify"))
-	return copiedBinaryContainer(PITRVerifyContainer, v.Image, pitr.CommandVerify, append(env, s.env...), s, "100m", "256Mi", "1Gi")
+	return copiedBinaryContainer(PITRVerifyContainer, v.Image, pitr.CommandVerify, append(env, s.env...), s, "256Mi", "1Gi")
 }
 
 // PITRVerifyResult reads the recovery's result from a finished
