@@ -33,6 +33,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"golang.org/x/sys/unix"
 )
 
 // LocalStorageClassName is the default StorageClass of a cluster with real
@@ -43,7 +45,18 @@ import (
 // can write to it only if it asks for that group.
 const LocalStorageClassName = "steward-local"
 
-// localProvisioner is the provisioner name of LocalStorageClassName.
+// ExpandableStorageClassName is a second class of a cluster with real
+// nodes, which allows volume expansion: its volumes are tmpfs mounts of
+// exactly the claim's size at the volume directory, so that they fill at
+// that size, and the provisioner grows them online when their claim asks
+// for more (mount -o remount,size=), which a pod that has the volume
+// mounted sees at once. As they live in memory, a node's Restart (which
+// unmounts everything under the node, as a reboot would) loses their
+// data; LocalStorageClassName's directories keep it, and cannot grow.
+const ExpandableStorageClassName = "steward-local-expandable"
+
+// localProvisioner is the provisioner name of LocalStorageClassName and
+// ExpandableStorageClassName.
 const localProvisioner = "local.steward.dev"
 
 // Annotations the volume scheduling and the persistent volume controller
@@ -81,10 +94,21 @@ func localStorageClass() *storagev1.StorageClass {
 	}
 }
 
-// startProvisioner creates LocalStorageClassName and starts provisioning.
+// expandableStorageClass is ExpandableStorageClassName.
+func expandableStorageClass() *storagev1.StorageClass {
+	sc := localStorageClass()
+	sc.Name, sc.Annotations = ExpandableStorageClassName, nil
+	sc.AllowVolumeExpansion = new(true)
+	return sc
+}
+
+// startProvisioner creates LocalStorageClassName and
+// ExpandableStorageClassName and starts provisioning.
 func startProvisioner(ctx context.Context, client kubernetes.Interface, volumeDirs map[string]string, log io.WriteCloser) (*provisioner, error) {
-	if _, err := client.StorageV1().StorageClasses().Create(ctx, localStorageClass(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating StorageClass %s: %w", LocalStorageClassName, err)
+	for _, sc := range []*storagev1.StorageClass{localStorageClass(), expandableStorageClass()} {
+		if _, err := client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating StorageClass %s: %w", sc.Name, err)
+		}
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	p := &provisioner{client: client, volumeDirs: volumeDirs, log: log, cancel: cancel, done: make(chan struct{})}
@@ -161,8 +185,15 @@ func (p *provisioner) sync(ctx context.Context,
 	if err != nil {
 		errs = append(errs, err)
 	}
+	byName := map[string]*corev1.PersistentVolume{}
 	for _, pv := range volumes {
+		byName[pv.Name] = pv
 		if err := p.release(ctx, pv); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, claim := range claims {
+		if err := p.resize(ctx, claim, byName[claim.Spec.VolumeName]); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -178,8 +209,11 @@ func volumeName(claim *corev1.PersistentVolumeClaim) string { return "pvc-" + st
 // provision makes the directory and the PersistentVolume of a pending
 // claim of the class once the scheduler has chosen its node.
 func (p *provisioner) provision(ctx context.Context, claim *corev1.PersistentVolumeClaim) error {
-	if claim.Status.Phase != corev1.ClaimPending || claim.Spec.VolumeName != "" ||
-		claim.Spec.StorageClassName == nil || *claim.Spec.StorageClassName != LocalStorageClassName {
+	if claim.Status.Phase != corev1.ClaimPending || claim.Spec.VolumeName != "" || claim.Spec.StorageClassName == nil {
+		return nil
+	}
+	class := *claim.Spec.StorageClassName
+	if class != LocalStorageClassName && class != ExpandableStorageClassName {
 		return nil
 	}
 	node := claim.Annotations[annSelectedNode]
@@ -197,6 +231,12 @@ func (p *provisioner) provision(ctx context.Context, claim *corev1.PersistentVol
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return fmt.Errorf("provisioning %s/%s: %w", claim.Namespace, claim.Name, err)
 	}
+	size := claim.Spec.Resources.Requests[corev1.ResourceStorage]
+	if class == ExpandableStorageClassName {
+		if err := mountTmpfs(dir, size.Value()); err != nil {
+			return fmt.Errorf("provisioning %s/%s: %w", claim.Namespace, claim.Name, err)
+		}
+	}
 	mode := corev1.PersistentVolumeFilesystem
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{
@@ -204,10 +244,10 @@ func (p *provisioner) provision(ctx context.Context, claim *corev1.PersistentVol
 			Annotations: map[string]string{annProvisionedBy: localProvisioner},
 		},
 		Spec: corev1.PersistentVolumeSpec{
-			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: claim.Spec.Resources.Requests[corev1.ResourceStorage]},
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
 			AccessModes:                   claim.Spec.AccessModes,
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
-			StorageClassName:              LocalStorageClassName,
+			StorageClassName:              class,
 			VolumeMode:                    &mode,
 			ClaimRef: &corev1.ObjectReference{
 				Kind:       "PersistentVolumeClaim",
@@ -242,6 +282,10 @@ func (p *provisioner) release(ctx context.Context, pv *corev1.PersistentVolume) 
 	if !p.owns(pv.Spec.Local.Path) {
 		return fmt.Errorf("volume %s: %s is not in a real node's volume directory: left alone", pv.Name, pv.Spec.Local.Path)
 	}
+	// A tmpfs volume is unmounted first, which frees its memory.
+	if err := unmountUnder(pv.Spec.Local.Path); err != nil {
+		return fmt.Errorf("deleting volume %s: %w", pv.Name, err)
+	}
 	if err := os.RemoveAll(pv.Spec.Local.Path); err != nil {
 		return fmt.Errorf("deleting volume %s: %w", pv.Name, err)
 	}
@@ -260,4 +304,77 @@ func (p *provisioner) owns(path string) bool {
 		}
 	}
 	return false
+}
+
+// mountTmpfs mounts a tmpfs of size bytes at dir, unless one is mounted
+// there already (a provisioning step tried again).
+func mountTmpfs(dir string, size int64) error {
+	if mounted, err := isMountPoint(dir); err != nil || mounted {
+		return err
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0755", size)); err != nil {
+		return fmt.Errorf("mounting a tmpfs of %d bytes at %s: %w", size, dir, err)
+	}
+	return nil
+}
+
+// isMountPoint reports whether something is mounted at dir.
+func isMountPoint(dir string) (bool, error) {
+	mounts, err := readMounts()
+	if err != nil {
+		return false, err
+	}
+	for _, m := range mounts {
+		if m.point == dir {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// resize grows the tmpfs of a bound claim of ExpandableStorageClassName
+// that asks for more than its volume has: it remounts the tmpfs with the
+// new size, which the pods that mount the volume see at once, then
+// records the new size in the claim's status and in the volume, the claim
+// first, so that the kubelet never sees a volume larger than its claim's
+// capacity, which it would take for a file system to resize.
+func (p *provisioner) resize(ctx context.Context, claim *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume) error {
+	if pv == nil || claim.Status.Phase != corev1.ClaimBound || pv.Spec.StorageClassName != ExpandableStorageClassName ||
+		pv.Annotations[annProvisionedBy] != localProvisioner || pv.Spec.Local == nil {
+		return nil
+	}
+	want := claim.Spec.Resources.Requests[corev1.ResourceStorage]
+	have := pv.Spec.Capacity[corev1.ResourceStorage]
+	status := claim.Status.Capacity[corev1.ResourceStorage]
+	if want.Cmp(have) <= 0 && want.Cmp(status) <= 0 {
+		return nil
+	}
+	if !p.owns(pv.Spec.Local.Path) {
+		return fmt.Errorf("volume %s: %s is not in a real node's volume directory: not resized", pv.Name, pv.Spec.Local.Path)
+	}
+	dir := pv.Spec.Local.Path
+	switch mounted, err := isMountPoint(dir); {
+	case err != nil:
+		return fmt.Errorf("resizing volume %s: %w", pv.Name, err)
+	case !mounted:
+		return fmt.Errorf("resizing volume %s: no tmpfs at %s", pv.Name, dir)
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_REMOUNT, fmt.Sprintf("size=%d", want.Value())); err != nil {
+		return fmt.Errorf("resizing volume %s to %d bytes: %w", pv.Name, want.Value(), err)
+	}
+	if want.Cmp(status) > 0 {
+		c := claim.DeepCopy()
+		c.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: want}
+		if _, err := p.client.CoreV1().PersistentVolumeClaims(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("resizing volume %s: recording the size in claim %s/%s: %w", pv.Name, c.Namespace, c.Name, err)
+		}
+	}
+	if want.Cmp(have) > 0 {
+		v := pv.DeepCopy()
+		v.Spec.Capacity = corev1.ResourceList{corev1.ResourceStorage: want}
+		if _, err := p.client.CoreV1().PersistentVolumes().Update(ctx, v, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("resizing volume %s: recording the size: %w", pv.Name, err)
+		}
+	}
+	return nil
 }

@@ -33,8 +33,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -377,6 +379,10 @@ func TestRealNodes(t *testing.T) {
 		testVolumeSurvivesReplacement(t, ctx, c, clientset)
 	})
 
+	t.Run("ExpandableVolumeFillsAndGrowsOnline", func(t *testing.T) {
+		testExpandableVolume(t, ctx, c, clientset)
+	})
+
 	t.Run("StewardImage", func(t *testing.T) {
 		testStewardImage(t, ctx, c, clientset)
 	})
@@ -452,6 +458,131 @@ func TestRealNodes(t *testing.T) {
 	t.Logf("stopped in %v", time.Since(began).Round(time.Millisecond))
 	assertStopped(t, dir, pids)
 	assertNothingLeft(t, dir, id, sysctlsBefore)
+}
+
+// testExpandableVolume: a claim of ExpandableStorageClassName gets a
+// tmpfs of its size, which refuses writes once full; a larger request
+// grows it online (the running pod sees the new size in df and can write
+// again, without a restart), the claim's status and the volume record the
+// size, and deleting the claim unmounts and removes the volume.
+func testExpandableVolume(t *testing.T, ctx context.Context, c *Cluster, clientset kubernetes.Interface) {
+	claims := clientset.CoreV1().PersistentVolumeClaims(metav1.NamespaceDefault)
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "grows"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: ptr.To(ExpandableStorageClassName),
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")},
+			},
+		},
+	}
+	if _, err := claims.Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "grows"},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](999), RunAsGroup: ptr.To[int64](999), FSGroup: ptr.To[int64](999),
+			},
+			Containers: []corev1.Container{{
+				Name: "grows", Image: "postgres:15", ImagePullPolicy: corev1.PullNever,
+				Command:      []string{"sleep", "infinity"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "grows"},
+			}}},
+		},
+	}
+	if _, err := clientset.CoreV1().Pods(metav1.NamespaceDefault).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, 3*time.Minute, "grows is Ready", func(ctx context.Context) error {
+		return podReady(ctx, clientset, "grows")
+	})
+	size := func(ctx context.Context) (string, error) {
+		out, err := kubectl(ctx, c, "exec", "grows", "--", "df", "-k", "--output=size", "/data")
+		return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(out), "1K-blocks")), err
+	}
+	if got, err := size(ctx); err != nil || got != "16384" {
+		t.Fatalf("df shows %q KiB (%v), want 16384", got, err)
+	}
+	out, err := kubectl(ctx, c, "exec", "grows", "--", "dd", "if=/dev/zero", "of=/data/fill", "bs=1M", "count=20")
+	if err == nil || !strings.Contains(out+err.Error(), "No space left on device") {
+		t.Fatalf("writing 20 MiB to 16 MiB: %q, %v; want No space left on device", out, err)
+	}
+	before, err := clientset.CoreV1().Pods(metav1.NamespaceDefault).Get(ctx, "grows", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	began := time.Now()
+	patch := []byte(`{"spec":{"resources":{"requests":{"storage":"32Mi"}}}}`)
+	if _, err := claims.Patch(ctx, "grows", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, time.Minute, "the claim's capacity is 32Mi", func(ctx context.Context) error {
+		got, err := claims.Get(ctx, "grows", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if q := got.Status.Capacity[corev1.ResourceStorage]; q.Cmp(resource.MustParse("32Mi")) != 0 {
+			return fmt.Errorf("capacity %s", q.String())
+		}
+		pv, err := clientset.CoreV1().PersistentVolumes().Get(ctx, got.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if q := pv.Spec.Capacity[corev1.ResourceStorage]; q.Cmp(resource.MustParse("32Mi")) != 0 {
+			return fmt.Errorf("the volume's capacity is %s", q.String())
+		}
+		return nil
+	})
+	t.Logf("grown from 16Mi to 32Mi %v after the claim's patch", time.Since(began).Round(time.Millisecond))
+	if got, err := size(ctx); err != nil || got != "32768" {
+		t.Fatalf("df shows %q KiB (%v) after the growth, want 32768", got, err)
+	}
+	if out, err := kubectl(ctx, c, "exec", "grows", "--", "dd", "if=/dev/zero", "of=/data/more", "bs=1M", "count=8"); err != nil {
+		t.Fatalf("writing 8 MiB more after the growth: %q, %v", out, err)
+	}
+	after, err := clientset.CoreV1().Pods(metav1.NamespaceDefault).Get(ctx, "grows", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.UID != before.UID || after.Status.ContainerStatuses[0].RestartCount != before.Status.ContainerStatuses[0].RestartCount {
+		t.Error("the pod was restarted or replaced by the growth")
+	}
+
+	// Deleted: the tmpfs is unmounted and the directory removed.
+	grown, err := claims.Get(ctx, "grows", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := clientset.CoreV1().Pods(metav1.NamespaceDefault).Delete(ctx, "grows", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := claims.Delete(ctx, "grows", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, 2*time.Minute, "the volume is deleted", func(ctx context.Context) error {
+		_, err := clientset.CoreV1().PersistentVolumes().Get(ctx, grown.Spec.VolumeName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("volume %s still there (%w)", grown.Spec.VolumeName, err)
+	})
+	for _, n := range c.Nodes() {
+		dir := filepath.Join(n.dir, "volumes", grown.Spec.VolumeName)
+		if points, err := mountsUnder(dir); err != nil || len(points) > 0 {
+			t.Errorf("still mounted at %s: %v (%v)", dir, points, err)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s is left (%v)", dir, err)
+		}
+	}
 }
 
 // logNodeTails logs the end of the real nodes' logs.
