@@ -86,7 +86,7 @@ verify: generate manifests argocd-snippet monitoring ## Fail when generated file
 # build it again, and find it in the build cache instead of compiling it
 # while other packages' tests run.
 test: kube-bins $(HELM) $(PROMTOOL) $(KUBE_SCORE) azurite build real-node ## Run all tests: unit, envtest, end to end on local clusters with fake and, as root, real nodes.
-	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) PROMTOOL=$(PROMTOOL) KUBE_SCORE=$(KUBE_SCORE) go test $(GO_TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS=$(KUBE_BINS) HELM=$(HELM) PROMTOOL=$(PROMTOOL) KUBE_SCORE=$(KUBE_SCORE) GO_TEST_FLAGS="$(GO_TEST_FLAGS)" hack/test.sh
 	FUZZTIME=$(FUZZTIME_TEST) hack/fuzz.sh
 
 .PHONY: test-servers
