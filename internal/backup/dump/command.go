@@ -284,6 +284,13 @@ func run(ctx context.Context, command string, getenv func(string) string, creds 
 		name := getenv(EnvDBName)
 		res.Deleted, err = DeleteDumps(ctx, bucket, name)
 		fmt.Fprintf(log, "%s: deleted %d backups of database %q\n", command, res.Deleted, name)
+		if err != nil {
+			return res, err
+		}
+		n, err := DeletePointInTime(ctx, bucket, name)
+		if n > 0 {
+			fmt.Fprintf(log, "%s: deleted %d point-in-time recovery objects (base backups, WAL) of database %q\n", command, n, name)
+		}
 		return res, err
 	case CommandBackup:
 		policy, err := retentionFromEnv(getenv)

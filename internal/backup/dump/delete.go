@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -51,4 +52,35 @@ func DeleteDumps(ctx context.Context, bucket *blob.Bucket, database string) (int
 		n++
 	}
 	return n, nil
+}
+
+// PointInTimePrefix is where a database's point-in-time recovery objects
+// are (base backups, archived WAL): pitr/<database as in keys>/.
+func PointInTimePrefix(database string) string { return "pitr/" + KeyName(database) + "/" }
+
+// DeletePointInTime deletes every point-in-time recovery object of
+// database and returns how many it deleted. An empty name deletes
+// nothing.
+func DeletePointInTime(ctx context.Context, bucket *blob.Bucket, database string) (int, error) {
+	if database == "" {
+		return 0, nil
+	}
+	n := 0
+	it := bucket.List(&blob.ListOptions{Prefix: PointInTimePrefix(database)})
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, fmt.Errorf("listing %s: %w", PointInTimePrefix(database), err)
+		}
+		if obj.IsDir {
+			continue
+		}
+		if err := bucket.Delete(ctx, obj.Key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			return n, fmt.Errorf("deleting %s: %w", obj.Key, err)
+		}
+		n++
+	}
 }

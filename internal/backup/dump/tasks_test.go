@@ -144,6 +144,14 @@ func TestDeleteCommand(t *testing.T) {
 	if err := bucket.WriteAll(ctx, "notes.txt", []byte("not a dump"), nil); err != nil {
 		t.Fatal(err)
 	}
+	// Point-in-time recovery objects: the shop's go with its dumps.
+	pitrOurs := []string{"pitr/shop/base/20261126T020000.000Z.tar.gz", "pitr/shop/wal/000000010000000000000003.gz"}
+	pitrTheirs := "pitr/billing/wal/000000010000000000000003.gz"
+	for _, k := range append(pitrOurs, pitrTheirs) {
+		if err := bucket.WriteAll(ctx, k, []byte("x"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	c := newCommand(t, d, creds)
 	if code, res, raw, _ := c.run(t, CommandDelete); code == 0 || !strings.Contains(res.Error, "unknown") {
@@ -162,7 +170,12 @@ func TestDeleteCommand(t *testing.T) {
 			}
 		}
 	}
-	want := []string{theirs, theirs + ManifestSuffix, "notes.txt"}
+	for _, k := range append(pitrOurs, pitrTheirs) {
+		if ok, _ := bucket.Exists(ctx, k); ok {
+			left = append(left, k)
+		}
+	}
+	want := []string{theirs, theirs + ManifestSuffix, "notes.txt", pitrTheirs}
 	if !slices.Equal(left, want) {
 		t.Errorf("left %q, want %q", left, want)
 	}

@@ -100,7 +100,7 @@ func ParseLSN(s string) (uint64, error) {
 }
 
 // Prefix is where a database's point-in-time objects are: pitr/<db>/.
-func Prefix(database string) string { return "pitr/" + dump.KeyName(database) + "/" }
+func Prefix(database string) string { return dump.PointInTimePrefix(database) }
 
 func walPrefix(database string) string  { return Prefix(database) + "wal/" }
 func basePrefix(database string) string { return Prefix(database) + "base/" }

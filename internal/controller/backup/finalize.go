@@ -51,6 +51,11 @@ func (r *Reconciler) finalize(ctx context.Context, b *v1alpha1.Backup) (ctrl.Res
 	if !controllerutil.ContainsFinalizer(b, v1alpha1.BackupFinalizer) {
 		return ctrl.Result{}, nil
 	}
+	// The archiver stops first: it would upload again what a deletion
+	// removes.
+	if stopped, err := r.stopArchiver(ctx, b); err != nil || !stopped {
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, err
+	}
 	if b.Spec.DeletionPolicy == v1alpha1.DeletionDelete {
 		del, err := r.deleteDumps(ctx, b, r.now())
 		if err != nil {

@@ -97,15 +97,8 @@ func (r *Reconciler) reconcilePointInTime(ctx context.Context, b *v1alpha1.Backu
 		meta.RemoveStatusCondition(&next.Conditions, v1alpha1.ConditionArchiving)
 		metrics.ArchiveLag.DeleteLabelValues(b.Namespace, b.Name)
 		metrics.ArchiveLagLimit.DeleteLabelValues(b.Namespace, b.Name)
-		d := &appsv1.Deployment{}
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: ArchiverName(b)}, d)
-		if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(d, b)) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return client.IgnoreNotFound(r.Client.Delete(ctx, d))
+		_, err := r.stopArchiver(ctx, b)
+		return err
 	}
 	st := next.PointInTime
 	if st == nil {
@@ -171,6 +164,28 @@ func (r *Reconciler) reconcilePointInTime(ctx context.Context, b *v1alpha1.Backu
 	r.observeLag(b, st, now)
 	set(v1alpha1.ArchivingVerdict(st, now, b.Spec.PointInTime.ArchiveLagLimit()))
 	return nil
+}
+
+// stopArchiver deletes the Backup's archiver Deployment, if it has one,
+// and reports whether no archiver pod is left: once stopped, nothing
+// uploads any more.
+func (r *Reconciler) stopArchiver(ctx context.Context, b *v1alpha1.Backup) (stopped bool, err error) {
+	d := &appsv1.Deployment{}
+	err = r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: ArchiverName(b)}, d)
+	switch {
+	case err == nil && metav1.IsControlledBy(d, b) && d.DeletionTimestamp == nil:
+		fg := metav1.DeletePropagationForeground
+		if err := r.Client.Delete(ctx, d, &client.DeleteOptions{PropagationPolicy: &fg}); client.IgnoreNotFound(err) != nil {
+			return false, fmt.Errorf("deleting the archiver's Deployment: %w", err)
+		}
+	case err != nil && !apierrors.IsNotFound(err):
+		return false, err
+	}
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(b.Namespace), client.MatchingLabels(archiverLabels(b))); err != nil {
+		return false, err
+	}
+	return len(pods.Items) == 0, nil
 }
 
 // observeLag records the archive's lag in status and the metric. Before
