@@ -422,10 +422,12 @@ func backupRun(t *testing.T, ns string) string {
 	kubectl(t, "", "--namespace="+ns, "annotate", "backup", "nightly", "steward.dev/backup-now=kstatus")
 	var job string
 	eventually(t, 60*time.Second, func() error {
-		job = strings.TrimSpace(kubectl(t, "", "--namespace="+ns, "get", "jobs", "-l", "steward.dev/backup=nightly", "-o", "jsonpath={.items[0].metadata.name}"))
-		if job == "" {
+		// {.items[*]} prints nothing, where {.items[0]} fails, before the Job exists.
+		names := strings.Fields(kubectl(t, "", "--namespace="+ns, "get", "jobs", "-l", "steward.dev/backup=nightly", "-o", "jsonpath={.items[*].metadata.name}"))
+		if len(names) == 0 {
 			return fmt.Errorf("no backup Job in %s yet", ns)
 		}
+		job = names[0]
 		return nil
 	})
 	key := "2026/11/22/20261122T030000.000Z-app.pgdump"

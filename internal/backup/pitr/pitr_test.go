@@ -439,6 +439,14 @@ func TestArchiveGap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The gap is made; from now on the server keeps WAL as a Database's
+	// does, so that the base backup's checkpoint makes no second gap.
+	if _, err := su.Exec(ctx, `ALTER SYSTEM SET wal_keep_size = '256MB'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := su.Exec(ctx, `SELECT pg_reload_conf()`); err != nil {
+		t.Fatal(err)
+	}
 	var log lockedBuffer
 	a := &Archiver{Conn: srv.replication(), Bucket: bucket, Database: "app-db", Dir: filepath.Join(world(t), "wal"), Log: &log, Interval: 500 * time.Millisecond}
 	archiveCtx, stop := context.WithCancel(ctx)

@@ -27,6 +27,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -120,10 +121,18 @@ func fakeInstancePod(t *testing.T, ns, db, name string) {
 	// The revision markRolledOut reports: not a pod to roll.
 	p.Labels[appsv1.ControllerRevisionHashLabelKey] = "r1"
 	create(t, p)
-	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "192.0.2.10",
+	status := corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "192.0.2.10",
 		Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "postgres", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
-	if err := k8s.Status().Update(context.Background(), p); err != nil {
+	// The operator may label the pod (its role) in between: read it again.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), p); err != nil {
+			return err
+		}
+		p.Status = status
+		return k8s.Status().Update(context.Background(), p)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
