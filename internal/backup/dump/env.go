@@ -53,3 +53,7 @@ func SourceFromEnv(getenv func(string) string) (Source, error) { return sourceFr
 // ErrorReason classifies an error of the destination as a Backup
 // condition's reason, or "".
 func ErrorReason(err error) string { return reason(err) }
+
+// CleanEnv is the process's environment without the database clients'
+// variables (PG*, MYSQL*, MARIADB*), for the tools a command runs.
+func CleanEnv() []string { return cleanEnv() }

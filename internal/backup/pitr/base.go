@@ -37,6 +37,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/steward-dev/steward/internal/backup/dump"
 	"github.com/steward-dev/steward/internal/backup/redact"
 )
 
@@ -107,24 +108,13 @@ func (c Conn) command(ctx context.Context, name string, args ...string) (*tool, 
 	}
 	args = append([]string{"-h", c.Host, "-p", fmt.Sprint(port), "-U", c.Username, "-w"}, args...)
 	cmd := exec.CommandContext(ctx, prog, args...)
-	cmd.Env = append(cleanEnv(), "PGPASSFILE="+pass, "PGCONNECT_TIMEOUT=15", "PGAPPNAME=steward-pitr")
+	cmd.Env = append(dump.CleanEnv(), "PGPASSFILE="+pass, "PGCONNECT_TIMEOUT=15", "PGAPPNAME=steward-pitr")
 	errs := &bytes.Buffer{}
 	cmd.Stderr = errs
 	return &tool{cmd: cmd, dir: dir, errs: errs}, nil
 }
 
 func (t *tool) cleanup() { _ = os.RemoveAll(t.dir) }
-
-// cleanEnv is the environment without the libpq variables of the pod.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PG") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
 
 var (
 	startPoint = regexp.MustCompile(`write-ahead log start point: ([0-9A-F]+/[0-9A-F]+) on timeline (\d+)`)

@@ -37,6 +37,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/steward-dev/steward/internal/backup/dump"
 )
 
 // RecoverOptions say what to recover and where.
@@ -252,7 +254,7 @@ func recoverFrom(ctx context.Context, bucket *blob.Bucket, base Base, opts Recov
 	defer func() { _ = logFile.Close() }()
 	cmd := exec.Command(prog, "-D", data, "-c", "config_file="+conf)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = cleanEnv()
+	cmd.Env = dump.CleanEnv()
 	if opts.RunAsUID != 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: opts.RunAsUID, Gid: opts.RunAsGID}}
 	}
