@@ -204,6 +204,10 @@ type Manifest struct {
 	// Tables are the row count and checksum of every table, of exactly
 	// the data in the dump; sorted by table.
 	Tables []TableDigest `json:"tables,omitempty"`
+	// GTIDPosition is the MariaDB GTID position of the dump's snapshot,
+	// when Options.GTIDPosition asked for it: replaying the binary log's
+	// transactions after it onto the restored dump rolls it forward.
+	GTIDPosition string `json:"gtidPosition,omitempty"`
 }
 
 // Options tune a backup.
@@ -218,6 +222,16 @@ type Options struct {
 	TempDir string
 	// Log receives progress lines (never a password); nil discards them.
 	Log io.Writer
+	// GTIDPosition records, in Manifest.GTIDPosition, the MariaDB GTID
+	// position of the dump's snapshot (mariadb-dump --master-data=2
+	// --gtid), where a point-in-time recovery's binary log replay starts.
+	// It needs no privilege beyond the dump's on MariaDB; other engines
+	// ignore it.
+	GTIDPosition bool
+	// KeyPrefix is put before the backup's key (point-in-time base
+	// backups live under their archive's prefix). Retention, which lists
+	// the bucket's dumps, must be nil with it.
+	KeyPrefix string
 }
 
 func (o Options) now() time.Time {
@@ -286,7 +300,10 @@ func Backup(ctx context.Context, src Source, bucket *blob.Bucket, opts Options) 
 	}
 	d, _ := dumperFor(src.Type)
 	start := opts.now()
-	key := ObjectKey(start, src.Database, d.ext)
+	key := opts.KeyPrefix + ObjectKey(start, src.Database, d.ext)
+	if opts.KeyPrefix != "" && opts.Retention != nil {
+		return Report{}, errors.New("a key prefix and a retention policy exclude each other")
+	}
 	m := Manifest{
 		ManifestVersion: 1, Key: key, Type: src.Type, Host: src.Host, Port: src.port(),
 		Database: src.Database, StartTime: start,
@@ -299,7 +316,7 @@ func Backup(ctx context.Context, src Source, bucket *blob.Bucket, opts Options) 
 	}
 	size, sum := up.size, up.sum // for the log below
 	m.Size, m.SHA256, m.Tool, m.ServerVersion = up.size, up.sum, up.tool, up.version
-	m.DigestMethod, m.Tables = up.method, up.tables
+	m.DigestMethod, m.Tables, m.GTIDPosition = up.method, up.tables, up.gtid
 	m.EndTime = opts.now()
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -341,6 +358,7 @@ type uploaded struct {
 	sum, tool, version string
 	method             string
 	tables             []TableDigest
+	gtid               string
 }
 
 // upload streams the dump into a new object, and computes the tables'
@@ -370,6 +388,7 @@ func upload(ctx context.Context, src Source, bucket *blob.Bucket, key string, d 
 	}
 	var extraArgs []string
 	var digests func() ([]TableDigest, error)
+	var gs *gtidSniffer
 	switch src.Type {
 	case TypePostgreSQL:
 		// pg_dump dumps the snapshot of a transaction of ours, in which
@@ -398,8 +417,20 @@ func upload(ctx context.Context, src Source, bucket *blob.Bucket, key string, d 
 		sink = io.MultiWriter(sink, dg)
 		digests = func() ([]TableDigest, error) { return dg.digests(), nil }
 		up.method = DigestSQLInserts
+		if opts.GTIDPosition {
+			// The snapshot's position without a global lock: MariaDB
+			// reports it for a consistent-snapshot transaction.
+			extraArgs = []string{"--master-data=2", "--gtid"}
+			gs = &gtidSniffer{}
+			sink = io.MultiWriter(sink, gs)
+		}
 	}
 	up.tool, err = runDump(ctx, src, d, sink, extraArgs, opts)
+	if gs != nil && err == nil {
+		if up.gtid = gs.pos; !gs.found {
+			err = errors.New("mariadb-dump did not write the GTID position of its snapshot (is the binary log on?)")
+		}
+	}
 	if digests != nil {
 		// Waited for even after a failed dump: the transaction it reads in
 		// is closed next.

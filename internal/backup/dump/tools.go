@@ -154,6 +154,11 @@ func yamlString(v string) string {
 	return b.String()
 }
 
+// MySQLOptionFile writes a MySQL/MariaDB client option file with s's
+// connection and credentials into dir, readable by its owner only, and
+// returns its path.
+func MySQLOptionFile(dir string, s Source) (string, error) { return mysqlOptions(dir, s) }
+
 // mysqlOptions writes the client option file.
 func mysqlOptions(dir string, s Source) (string, error) {
 	proto := fmt.Sprintf("protocol = tcp\nhost = %s\nport = %d\n", optionValue(s.Host), s.port())

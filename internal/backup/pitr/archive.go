@@ -58,8 +58,11 @@ type Status struct {
 	Gap string `json:"gap,omitempty"`
 }
 
-// Archiver streams a primary's WAL into a bucket.
+// Archiver streams a primary's WAL (PostgreSQL) or binary log (MariaDB)
+// into a bucket.
 type Archiver struct {
+	// Engine is EnginePostgreSQL (the default) or EngineMariaDB.
+	Engine   string
 	Conn     Conn
 	Bucket   *blob.Bucket
 	Database string
@@ -84,6 +87,8 @@ type Archiver struct {
 	// completeAt is the newest time up to which every byte pg_receivewal
 	// had received is uploaded.
 	completeAt time.Time
+	// binlog is MariaDB's archiving state.
+	binlog *binlogArchive
 }
 
 // receiveDelay is the margin between a commit on the primary and its
@@ -135,13 +140,18 @@ func (a *Archiver) Run(ctx context.Context, listen net.Listener) error {
 		go func() { _ = srv.Serve(listen) }()
 		defer func() { _ = srv.Close() }()
 	}
+	upload, receive := a.uploadOnce, a.receiveLoop
+	if a.Engine == EngineMariaDB {
+		a.binlog = &binlogArchive{streams: map[string]*binlogStream{}}
+		upload, receive = a.uploadBinlogOnce, a.receiveBinlogLoop
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		a.uploadLoop(ctx)
+		a.uploadLoop(ctx, upload)
 	}()
-	a.receiveLoop(ctx)
+	receive(ctx)
 	wg.Wait()
 	return nil
 }
@@ -314,11 +324,11 @@ func (a *Archiver) clearGap(ctx context.Context) {
 	a.logf("base backup %s started after the gap: every time after it is recoverable", bases[len(bases)-1].Key)
 }
 
-func (a *Archiver) uploadLoop(ctx context.Context) {
+func (a *Archiver) uploadLoop(ctx context.Context, uploadOnce func(context.Context)) {
 	tick := time.NewTicker(a.Interval)
 	defer tick.Stop()
 	for {
-		a.uploadOnce(ctx)
+		uploadOnce(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -414,6 +424,12 @@ func (a *Archiver) uploadOnce(ctx context.Context) {
 			a.mu.Unlock()
 		}
 	}
+	a.settle(ctx, all, wasReceiving, scanned)
+}
+
+// settle records whether everything received is uploaded, as of scanned,
+// and writes the heartbeat every heartbeatInterval while it is.
+func (a *Archiver) settle(ctx context.Context, all, wasReceiving bool, scanned time.Time) {
 	a.mu.Lock()
 	a.uploadedAll = all
 	whole := all && wasReceiving && a.receiving

@@ -74,9 +74,52 @@ type Base struct {
 	Size         int64  `json:"size"`
 	SHA256       string `json:"sha256"`
 	Tool         string `json:"tool"`
+	// GTID is a MariaDB base backup's GTID position: the binary log is
+	// replayed from the transaction after it. Such a base backup is a
+	// logical dump (Key ends in .sql.gz) with the dump's own manifest
+	// beside it.
+	GTID string `json:"gtid,omitempty"`
 }
 
-func (b Base) manifestKey() string { return strings.TrimSuffix(b.Key, ".tar.gz") + ".json" }
+// dumpSuffix ends the key of a MariaDB base backup, a logical dump.
+const dumpSuffix = ".sql.gz"
+
+// manifestKey is where the base backup's description is.
+func (b Base) manifestKey() string {
+	name := strings.TrimSuffix(strings.TrimSuffix(path.Base(b.Key), ".tar.gz"), dumpSuffix)
+	return basePrefix(b.Database) + name + ".json"
+}
+
+// objectKeys are the objects of the base backup.
+func (b Base) objectKeys() []string {
+	keys := []string{b.Key, b.manifestKey()}
+	if strings.HasSuffix(b.Key, dumpSuffix) {
+		keys = append(keys, b.Key+dump.ManifestSuffix)
+	}
+	return keys
+}
+
+// TakeDumpBase takes a MariaDB base backup: a logical dump with the GTID
+// position of its snapshot, taken with src's credentials (the database
+// owner's: no privilege beyond the dump's is needed).
+func TakeDumpBase(ctx context.Context, src dump.Source, bucket *blob.Bucket, database string, log io.Writer) (Base, error) {
+	b := Base{Database: database, Owner: src.Username, Tool: "mariadb-dump"}
+	// The dump lands under base/, named as dumps are.
+	rep, err := dump.Backup(ctx, src, bucket, dump.Options{GTIDPosition: true, KeyPrefix: basePrefix(database), Log: log})
+	if err != nil {
+		return b, err
+	}
+	m := rep.Manifest
+	b.Key, b.StartTime, b.EndTime, b.Size, b.SHA256, b.GTID = m.Key, m.StartTime, m.EndTime, m.Size, m.SHA256, m.GTIDPosition
+	if m.Tool != "" {
+		b.Tool = m.Tool
+	}
+	data, _ := json.MarshalIndent(b, "", "  ")
+	if err := bucket.WriteAll(ctx, b.manifestKey(), data, &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+		return b, fmt.Errorf("writing the base backup's manifest: %w", err)
+	}
+	return b, nil
+}
 
 // tool is a PostgreSQL client program run with the connection's password
 // in a private passfile.
@@ -109,6 +152,29 @@ func (c Conn) command(ctx context.Context, name string, args ...string) (*tool, 
 	args = append([]string{"-h", c.Host, "-p", fmt.Sprint(port), "-U", c.Username, "-w"}, args...)
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Env = append(dump.CleanEnv(), "PGPASSFILE="+pass, "PGCONNECT_TIMEOUT=15", "PGAPPNAME=steward-pitr")
+	errs := &bytes.Buffer{}
+	cmd.Stderr = errs
+	return &tool{cmd: cmd, dir: dir, errs: errs}, nil
+}
+
+// mariadbCommand is a MariaDB client program connecting to the primary,
+// with the connection in a private option file.
+func (c Conn) mariadbCommand(ctx context.Context, name string, args ...string) (*tool, error) {
+	prog := name
+	if c.BinDir != "" {
+		prog = filepath.Join(c.BinDir, name)
+	}
+	dir, err := os.MkdirTemp("", "steward-pitr-")
+	if err != nil {
+		return nil, err
+	}
+	opt, err := dump.MySQLOptionFile(dir, dump.Source{Host: c.Host, Port: c.mariadbPort(), Username: c.Username, Password: c.Password})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, prog, append([]string{"--defaults-file=" + opt}, args...)...)
+	cmd.Env = dump.CleanEnv()
 	errs := &bytes.Buffer{}
 	cmd.Stderr = errs
 	return &tool{cmd: cmd, dir: dir, errs: errs}, nil
@@ -224,9 +290,11 @@ func ListBases(ctx context.Context, bucket *blob.Bucket, database string) ([]Bas
 			return nil, fmt.Errorf("listing base backups: %w", err)
 		}
 		switch {
+		case strings.HasSuffix(obj.Key, dump.ManifestSuffix):
+			// A MariaDB base backup's dump manifest.
 		case strings.HasSuffix(obj.Key, ".json"):
 			manifests = append(manifests, obj.Key)
-		case strings.HasSuffix(obj.Key, ".tar.gz"):
+		case strings.HasSuffix(obj.Key, ".tar.gz"), strings.HasSuffix(obj.Key, dumpSuffix):
 			sizes[obj.Key] = obj.Size
 		}
 	}
@@ -237,7 +305,7 @@ func ListBases(ctx context.Context, bucket *blob.Bucket, database string) ([]Bas
 			continue
 		}
 		var b Base
-		if json.Unmarshal(data, &b) != nil || path.Dir(b.Key)+"/" != basePrefix(database) {
+		if json.Unmarshal(data, &b) != nil || !strings.HasPrefix(b.Key, basePrefix(database)) || b.manifestKey() != key {
 			continue
 		}
 		if size, ok := sizes[b.Key]; !ok || size != b.Size {

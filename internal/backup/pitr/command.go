@@ -170,7 +170,7 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 			}
 			var l net.Listener
 			if l, err = net.Listen("tcp", fmt.Sprintf(":%d", ArchiverPort)); err == nil {
-				a := &Archiver{Conn: conn, Bucket: bucket, Database: database, Dir: dir, Log: log}
+				a := &Archiver{Engine: engineFromEnv(getenv), Conn: conn, Bucket: bucket, Database: database, Dir: dir, Log: log}
 				fmt.Fprintf(log, "wal-archive: archiving database %q from %s into the %s destination\n", database, conn.Host, d.Type)
 				err = a.Run(ctx, l)
 			}
@@ -227,6 +227,15 @@ func finish(command string, res Result, start time.Time, err error, getenv func(
 	return 0
 }
 
+// engineFromEnv is the archive's engine: MariaDB for a mysql source (the
+// operator archives no MySQL), PostgreSQL otherwise.
+func engineFromEnv(getenv func(string) string) string {
+	if getenv(dump.EnvDBType) == dump.TypeMySQL {
+		return EngineMariaDB
+	}
+	return EnginePostgreSQL
+}
+
 func connFromEnv(getenv func(string) string) (Conn, error) {
 	c := Conn{Host: getenv(dump.EnvDBHost), Username: getenv(EnvReplicationUsername),
 		Password: getenv(EnvReplicationPassword), BinDir: getenv(dump.EnvDBBinDir)}
@@ -253,18 +262,32 @@ func base(ctx context.Context, bucket *blob.Bucket, database string, getenv func
 	if err != nil {
 		return res, err
 	}
-	b, err := TakeBase(ctx, conn, bucket, database, getenv(dump.EnvDBUsername), time.Now)
-	res.BaseKey, res.Key, res.Size, res.SHA256 = b.Key, b.Key, b.Size, b.SHA256
-	if err != nil {
-		return res, err
+	var b Base
+	if engineFromEnv(getenv) == EngineMariaDB {
+		src, err := dump.SourceFromEnv(getenv)
+		if err != nil {
+			return res, err
+		}
+		b, err = TakeDumpBase(ctx, src, bucket, database, log)
+		res.BaseKey, res.Key, res.Size, res.SHA256 = b.Key, b.Key, b.Size, b.SHA256
+		if err != nil {
+			return res, err
+		}
+		fmt.Fprintf(log, "backup-base: took base backup %s (%d bytes, binary log after GTID position %q)\n", b.Key, b.Size, b.GTID)
+	} else {
+		b, err = TakeBase(ctx, conn, bucket, database, getenv(dump.EnvDBUsername), time.Now)
+		res.BaseKey, res.Key, res.Size, res.SHA256 = b.Key, b.Key, b.Size, b.SHA256
+		if err != nil {
+			return res, err
+		}
+		fmt.Fprintf(log, "backup-base: took base backup %s (%d bytes, WAL from %s)\n", b.Key, b.Size, b.StartSegment)
 	}
-	fmt.Fprintf(log, "backup-base: took base backup %s (%d bytes, WAL from %s)\n", b.Key, b.Size, b.StartSegment)
 	p, err := Prune(ctx, bucket, database, policy, time.Now())
 	res.Pruned, res.FirstRecoverable = p.Bases, p.FirstRecoverable
 	if err != nil {
 		res.PruneError = err.Error()
 	}
-	fmt.Fprintf(log, "backup-base: pruned %d base backups and %d WAL files\n", p.Bases, p.Segments)
+	fmt.Fprintf(log, "backup-base: pruned %d base backups and %d log files\n", p.Bases, p.Segments)
 	return res, nil
 }
 
@@ -345,8 +368,8 @@ func restore(ctx context.Context, bucket *blob.Bucket, database string, getenv f
 		return res, err
 	}
 	defer func() { _ = tmp.Close() }()
-	src := dump.Source{Type: dump.TypePostgreSQL, Host: rec.Socket, Port: rec.Port, Database: rec.Base.Database,
-		Username: rec.Base.Owner, BinDir: target.BinDir}
+	src := rec.source
+	src.BinDir = target.BinDir
 	rep, err := dump.Backup(ctx, src, tmp, dump.Options{Log: log, TempDir: opts.WorkDir})
 	if err != nil {
 		return res, fmt.Errorf("dumping the recovered database: %w", err)

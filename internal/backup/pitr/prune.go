@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gocloud.dev/blob"
@@ -53,7 +54,7 @@ func Prune(ctx context.Context, bucket *blob.Bucket, database string, p *retenti
 		for i, b := range bases {
 			items[i] = retention.Item{Key: b.Key, Time: b.StartTime, Good: true}
 		}
-		kept, drop := retention.Select(items, *p, now)
+		kept, _ := retention.Select(items, *p, now)
 		keptKeys := map[string]bool{}
 		for _, k := range kept {
 			keptKeys[k.Key] = true
@@ -65,8 +66,11 @@ func Prune(ctx context.Context, bucket *blob.Bucket, database string, p *retenti
 			}
 		}
 		var errs []error
-		for _, d := range drop {
-			for _, key := range []string{d.Key, Base{Key: d.Key}.manifestKey()} {
+		for _, b := range bases {
+			if keptKeys[b.Key] {
+				continue
+			}
+			for _, key := range b.objectKeys() {
 				if err := bucket.Delete(ctx, key); err != nil && !isNotFound(err) {
 					errs = append(errs, fmt.Errorf("deleting %s: %w", key, err))
 				}
@@ -80,6 +84,11 @@ func Prune(ctx context.Context, bucket *blob.Bucket, database string, p *retenti
 	oldest := keep[0]
 	first := oldest.EndTime
 	res.FirstRecoverable = &first
+	if oldest.GTID != "" || strings.HasSuffix(oldest.Key, dumpSuffix) {
+		n, err := pruneBinlogs(ctx, bucket, database, oldest)
+		res.Segments = n
+		return res, err
+	}
 	start, ok := ParseSegment(oldest.StartSegment)
 	if !ok {
 		return res, fmt.Errorf("base backup %s has no start segment", oldest.Key)
@@ -107,4 +116,38 @@ func Prune(ctx context.Context, bucket *blob.Bucket, database string, p *retenti
 		}
 	}
 	return res, errors.Join(errs...)
+}
+
+// pruneBinlogs deletes the binary log files whose every transaction the
+// oldest kept base backup holds, except the newest file, which is still
+// being written. A file goes whole: its later chunks need its first.
+func pruneBinlogs(ctx context.Context, bucket *blob.Bucket, database string, oldest Base) (int, error) {
+	state, err := ParseGTIDState(oldest.GTID)
+	if err != nil {
+		return 0, fmt.Errorf("base backup %s: %w", oldest.Key, err)
+	}
+	chunks, err := listChunks(ctx, bucket, database)
+	if err != nil || len(chunks) == 0 {
+		return 0, err
+	}
+	type file struct{ stream, name string }
+	last := map[file]GTIDState{}
+	for _, c := range chunks {
+		last[file{c.Stream, c.File}] = c.To
+	}
+	newest := chunks[len(chunks)-1]
+	n := 0
+	var errs []error
+	for _, c := range chunks {
+		f := file{c.Stream, c.File}
+		if (c.Stream == newest.Stream && c.File == newest.File) || !state.Covers(last[f]) {
+			continue
+		}
+		if err := bucket.Delete(ctx, c.Key); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting %s: %w", c.Key, err))
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
 }

@@ -39,6 +39,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/scratch"
 )
 
 // RecoverOptions say what to recover and where.
@@ -81,10 +82,18 @@ type Recovered struct {
 	Port   int
 	cmd    *exec.Cmd
 	exited chan struct{}
+	// scratch is MariaDB's recovering server, and source where the
+	// recovered database is read.
+	scratch *scratch.Server
+	source  dump.Source
 }
 
 // Stop stops the recovered server.
 func (r *Recovered) Stop() {
+	if r != nil && r.scratch != nil {
+		_ = r.scratch.Close()
+		return
+	}
 	if r == nil || r.cmd == nil || r.cmd.Process == nil {
 		return
 	}
@@ -174,6 +183,9 @@ func Recover(ctx context.Context, bucket *blob.Bucket, opts RecoverOptions) (*Re
 			return nil, fmt.Errorf("cannot recover to %s: %s", opts.Target.UTC().Format(time.RFC3339Nano), reach)
 		}
 	}
+	if strings.HasSuffix(base.Key, dumpSuffix) {
+		return recoverBinlog(ctx, bucket, base, opts)
+	}
 	r, err := recoverFrom(ctx, bucket, base, opts, opts.Target)
 	if errors.Is(err, errTargetNotReached) {
 		opts.logf("no transaction after %s is archived: replaying the whole archive, whose end is the state at that time",
@@ -261,7 +273,8 @@ func recoverFrom(ctx context.Context, bucket *blob.Bucket, base Base, opts Recov
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting postgres: %w", err)
 	}
-	r := &Recovered{Base: base, Socket: sock, Port: 5432, cmd: cmd, exited: make(chan struct{})}
+	r := &Recovered{Base: base, Socket: sock, Port: 5432, cmd: cmd, exited: make(chan struct{}),
+		source: dump.Source{Type: dump.TypePostgreSQL, Host: sock, Port: 5432, Database: base.Database, Username: base.Owner}}
 	go func() { _ = cmd.Wait(); close(r.exited) }()
 	logTail := func() string {
 		data, _ := os.ReadFile(logPath)
@@ -317,6 +330,9 @@ func (r *Recovered) recovered(ctx context.Context, base Base) (*time.Time, bool,
 // readTables reads every row of every table of the recovered database,
 // counting them: a page the recovery left unreadable fails the read.
 func (r *Recovered) readTables(ctx context.Context) (tables int, rows int64, err error) {
+	if r.scratch != nil {
+		return r.readMariaDBTables(ctx)
+	}
 	conn, err := pgx.Connect(ctx, fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable",
 		r.Socket, r.Port, quoteConninfo(r.Base.Owner), quoteConninfo(r.Base.Database)))
 	if err != nil {

@@ -177,6 +177,16 @@ func upload(ctx context.Context, bucket *blob.Bucket, key, file string) error {
 		return err
 	}
 	defer func() { _ = f.Close() }()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return uploadRange(ctx, bucket, key, f, 0, info.Size())
+}
+
+// uploadRange stores bytes [from, to) of f under key, gzip-compressed
+// when the key ends in gzSuffix. Nothing is stored when it fails.
+func uploadRange(ctx context.Context, bucket *blob.Bucket, key string, f io.ReaderAt, from, to int64) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := bucket.NewWriter(wctx, key, nil)
@@ -189,7 +199,7 @@ func upload(ctx context.Context, bucket *blob.Bucket, key, file string) error {
 		gz, _ = gzip.NewWriterLevel(w, gzip.BestSpeed)
 		dst = gz
 	}
-	if _, err := io.Copy(dst, f); err != nil {
+	if _, err := io.Copy(dst, io.NewSectionReader(f, from, to-from)); err != nil {
 		cancel()
 		_ = w.Close()
 		return err
