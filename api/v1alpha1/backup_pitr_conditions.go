@@ -39,7 +39,21 @@ const (
 	ReasonArchiverUnreachable = "ArchiverUnreachable"
 	// ReasonArchiveGap: the archive misses part of the log.
 	ReasonArchiveGap = "ArchiveGap"
+	// ReasonPointInTimeUnsupported: the Database's engine has no
+	// point-in-time recovery (MySQL).
+	ReasonPointInTimeUnsupported = "PointInTimeUnsupported"
 )
+
+// PointInTimeUnsupported says why a Database of engine e cannot be
+// archived for point-in-time recovery, or "" when it can: PostgreSQL's
+// write-ahead log and MariaDB's binary log (followed by its GTIDs) are
+// archived; MySQL's GTIDs differ and are not.
+func PointInTimeUnsupported(e DatabaseEngine) string {
+	if e == EnginePostgres || e == EngineMariaDB {
+		return ""
+	}
+	return fmt.Sprintf("point-in-time recovery archives PostgreSQL and MariaDB Databases; this one runs %s: use scheduled dumps, or run it as MariaDB", e)
+}
 
 // ArchivingVerdict is the Archiving condition's status, reason and message
 // for an archiver's report read at now. It is False when the archive ends

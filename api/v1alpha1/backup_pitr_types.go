@@ -22,11 +22,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// BackupPointInTime turns on continuous archiving of a PostgreSQL
-// Database's write-ahead log into the Backup's destination, so that a
-// Restore can recover to any time between the oldest kept base backup and
-// a few seconds ago. Each scheduled run then also takes a base backup,
-// pruned with the dumps' retention.
+// BackupPointInTime turns on continuous archiving of a Database's log
+// into the Backup's destination (PostgreSQL's write-ahead log, MariaDB's
+// binary log), so that a Restore can recover to any time between the
+// oldest kept base backup and a few seconds ago. Each scheduled run then
+// also takes a base backup (PostgreSQL: pg_basebackup; MariaDB: a dump
+// recording its GTID position), pruned with the dumps' retention. MySQL
+// (engine mysql) is not supported: its Backup reports Archiving=False with
+// reason PointInTimeUnsupported.
 type BackupPointInTime struct {
 	// MaxArchiveLag is how far behind the primary the archive may fall
 	// before the Backup's Archiving condition turns False and the
@@ -66,7 +69,8 @@ type PointInTimeStatus struct {
 	// primary.
 	// +optional
 	Streaming bool `json:"streaming,omitempty"`
-	// LastArchivedSegment is the newest completed WAL segment stored.
+	// LastArchivedSegment is the newest completed WAL segment stored
+	// (PostgreSQL), or the binary log file stored last (MariaDB).
 	// +optional
 	LastArchivedSegment string `json:"lastArchivedSegment,omitempty"`
 	// ArchiveFailures counts the archiver's failed uploads and lost
@@ -111,13 +115,16 @@ type BaseBackupRun struct {
 	Message string `json:"message,omitempty"`
 }
 
-// RestorePointInTime recovers a PostgreSQL Backup's archive to a point
-// in time (from the newest base backup before it, replaying the archived
-// log) and restores the result, instead of a dump.
+// RestorePointInTime recovers a Backup's archive to a point in time (from
+// the newest base backup before it, replaying the archived log) and
+// restores the result, instead of a dump.
 type RestorePointInTime struct {
 	// TargetTime is the time to recover to (RFC 3339): every transaction
 	// committed at or before it is restored, none after it. Omitted, the
-	// recovery goes as far as the archive reaches.
+	// recovery goes as far as the archive reaches. MariaDB's binary log
+	// records whole seconds: its recovery replays the transactions that
+	// began before the target's second, so it may stop up to a second
+	// before the target, never after it.
 	// +optional
 	TargetTime *metav1.Time `json:"targetTime,omitempty"`
 }

@@ -186,7 +186,7 @@ type BackupRetention struct {
 
 // BackupSpec declares scheduled logical dumps of a database to an object store.
 // +kubebuilder:validation:XValidation:rule="!has(self.verify) || self.source.type != 'mongodb'",message="verify restores into a throwaway PostgreSQL, MySQL or MariaDB server: mongodb backups cannot be verified"
-// +kubebuilder:validation:XValidation:rule="!has(self.pointInTime) || (self.source.type == 'postgresql' && has(self.source.databaseRef))",message="pointInTime archives the log of a PostgreSQL Database: set source.type postgresql and source.databaseRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.pointInTime) || ((self.source.type == 'postgresql' || self.source.type == 'mysql') && has(self.source.databaseRef))",message="pointInTime archives the log of a PostgreSQL or MariaDB Database: set source.type postgresql or mysql, and source.databaseRef"
 type BackupSpec struct {
 	// Source is the database to dump.
 	// +required
@@ -226,9 +226,10 @@ type BackupSpec struct {
 	// +optional
 	Verify *BackupVerify `json:"verify,omitempty"`
 
-	// PointInTime archives the write-ahead log continuously beside the
-	// dumps, so that a Restore can recover to any recent time. Only for a
-	// PostgreSQL Database named by source.databaseRef.
+	// PointInTime archives the log (PostgreSQL's write-ahead log,
+	// MariaDB's binary log) continuously beside the dumps, so that a
+	// Restore can recover to any recent time. Only for a PostgreSQL or
+	// MariaDB Database named by source.databaseRef.
 	// +optional
 	PointInTime *BackupPointInTime `json:"pointInTime,omitempty"`
 

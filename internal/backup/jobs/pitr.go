@@ -121,9 +121,11 @@ func RestoreResult(pod *corev1.Pod) (pitr.Result, bool, error) {
 
 // Archiver is the continuous archiving of one Backup.
 type Archiver struct {
-	// Image is the engine's (it carries pg_receivewal); InstanceImage is
-	// Steward's.
+	// Image is the engine's (it carries pg_receivewal or mariadb-binlog);
+	// InstanceImage is Steward's.
 	Image, InstanceImage string
+	// Type is the source's type (postgresql, or mysql for MariaDB).
+	Type v1alpha1.BackupSourceType
 	// Host and Port locate the primary.
 	Host string
 	Port int32
@@ -141,10 +143,11 @@ type Archiver struct {
 func ArchiverDeployment(a Archiver) *appsv1ac.DeploymentSpecApplyConfiguration {
 	s := storage(a.Destination)
 	env := append(destinationEnv(a.Destination),
+		value(dump.EnvDBType, string(a.Type)),
 		value(dump.EnvDBHost, a.Host),
 		value(dump.EnvDBPort, strconv.Itoa(int(a.Port))),
 		value(pitr.EnvArchive, a.Archive),
-		value(pitr.EnvArchiveDir, "/tmp/wal"))
+		value(pitr.EnvArchiveDir, "/tmp/archive"))
 	env = append(append(env, replicationEnv(a.ReplicationSecret)...), s.env...)
 	main := corev1ac.Container().
 		WithName(ArchiverContainer).

@@ -166,7 +166,7 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 		if err == nil {
 			dir := getenv(EnvArchiveDir)
 			if dir == "" {
-				dir = "/tmp/wal"
+				dir = "/tmp/archive"
 			}
 			var l net.Listener
 			if l, err = net.Listen("tcp", fmt.Sprintf(":%d", ArchiverPort)); err == nil {

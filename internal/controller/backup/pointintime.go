@@ -66,7 +66,7 @@ func replicationSecret(b *v1alpha1.Backup) string {
 // basePointInTime is what a run of a Backup with spec.pointInTime adds: a
 // base backup beside the dump.
 func basePointInTime(b *v1alpha1.Backup, src source) *jobs.PointInTime {
-	if b.Spec.PointInTime == nil || b.Spec.Source.DatabaseRef == nil {
+	if b.Spec.PointInTime == nil || b.Spec.Source.DatabaseRef == nil || v1alpha1.PointInTimeUnsupported(src.engine) != "" {
 		return nil
 	}
 	return &jobs.PointInTime{Archive: src.conn.Database, ReplicationSecret: replicationSecret(b)}
@@ -78,7 +78,7 @@ func ArchiverDeployment(b *v1alpha1.Backup, src source, instanceImage string) *a
 		WithLabels(archiverLabels(b)).
 		WithOwnerReferences(ownerReference(b)).
 		WithSpec(jobs.ArchiverDeployment(jobs.Archiver{
-			Image: src.image, InstanceImage: instanceImage, Host: src.conn.Host, Port: src.conn.Port,
+			Image: src.image, InstanceImage: instanceImage, Type: src.conn.Type, Host: src.conn.Host, Port: src.conn.Port,
 			Archive: src.conn.Database, ReplicationSecret: replicationSecret(b), Destination: b.Spec.Destination,
 			Labels: archiverLabels(b),
 		}))
@@ -125,6 +125,13 @@ func (r *Reconciler) reconcilePointInTime(ctx context.Context, b *v1alpha1.Backu
 		set(false, v1alpha1.ReasonArchiverNotRunning, "No archiver runs: "+p.Message)
 		r.observeLag(b, st, now)
 		return nil
+	}
+	if why := v1alpha1.PointInTimeUnsupported(src.engine); why != "" {
+		st.Streaming = false
+		set(false, v1alpha1.ReasonPointInTimeUnsupported, "No archiver runs: "+why)
+		r.observeLag(b, st, now)
+		_, err := r.stopArchiver(ctx, b)
+		return err
 	}
 	d := &appsv1.Deployment{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: ArchiverName(b)}, d); client.IgnoreNotFound(err) != nil {

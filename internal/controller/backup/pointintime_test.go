@@ -23,10 +23,14 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/backup/jobs"
 )
 
 func pointInTime(db string) func(*v1alpha1.Backup) {
@@ -45,14 +49,14 @@ func TestPointInTimeAdmission(t *testing.T) {
 		{"a connection source", func(b *v1alpha1.Backup) {
 			b.Spec.PointInTime = &v1alpha1.BackupPointInTime{}
 		}},
-		{"a MySQL Database", func(b *v1alpha1.Backup) {
+		{"a MongoDB source", func(b *v1alpha1.Backup) {
 			pointInTime("orders")(b)
-			b.Spec.Source.Type = v1alpha1.SourceMySQL
+			b.Spec.Source.Type = v1alpha1.SourceMongoDB
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := k8s.Create(context.Background(), newBackup(ns, "pitr", tc.mutate))
-			if err == nil || !strings.Contains(err.Error(), "pointInTime archives the log of a PostgreSQL Database") {
+			if err == nil || !strings.Contains(err.Error(), "pointInTime archives the log of a PostgreSQL or MariaDB Database") {
 				t.Errorf("got %v, want the pointInTime refusal", err)
 			}
 		})
@@ -76,6 +80,43 @@ func TestPointInTimeAdmission(t *testing.T) {
 				t.Errorf("got %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestArchivingRefusesMySQL: a mysql source is admitted for MariaDB, but a
+// Database running MySQL is not archived, and the Backup says why.
+func TestArchivingRefusesMySQL(t *testing.T) {
+	ns := namespace(t)
+	storeSecret(t, ns)
+	db := &v1alpha1.Database{
+		ObjectMeta: metav1.ObjectMeta{Name: "catalog", Namespace: ns},
+		Spec:       v1alpha1.DatabaseSpec{Engine: v1alpha1.EngineMySQL, Version: "8.4", Storage: v1alpha1.DatabaseStorage{Size: new(mustQuantity("1Gi"))}},
+	}
+	create(t, db)
+	eventually(t, func() error {
+		if err := get(ns, "catalog", db); err != nil {
+			return err
+		}
+		meta.SetStatusCondition(&db.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Ready", Message: "test"})
+		return k8s.Status().Update(context.Background(), db)
+	})
+	create(t, newBackup(ns, "shop", func(b *v1alpha1.Backup) {
+		pointInTime("catalog")(b)
+		b.Spec.Source.Type = v1alpha1.SourceMySQL
+	}))
+	b := waitFor(t, ns, "shop", "Archiving False", hasCond(v1alpha1.ConditionArchiving, "False", v1alpha1.ReasonPointInTimeUnsupported))
+	if msg := cond(b, v1alpha1.ConditionArchiving).Message; !strings.Contains(msg, "runs mysql") {
+		t.Errorf("Archiving message %q does not name the engine", msg)
+	}
+	if err := get(ns, b.Name+"-archiver", &appsv1.Deployment{}); err == nil {
+		t.Error("an archiver was created for a MySQL Database")
+	}
+	cj := &batchv1.CronJob{}
+	eventually(t, func() error { return get(ns, "shop", cj) })
+	for _, c := range cj.Spec.JobTemplate.Spec.Template.Spec.Containers {
+		if c.Name == jobs.BaseContainer {
+			t.Error("the runs of a MySQL Database's Backup take base backups")
+		}
 	}
 }
 

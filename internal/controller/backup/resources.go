@@ -41,6 +41,8 @@ import (
 type source struct {
 	conn  jobs.Connection
 	image string
+	// engine is the Database's, for a databaseRef source.
+	engine v1alpha1.DatabaseEngine
 }
 
 // resolveSource finds the database a Backup dumps. A Database that does
@@ -81,7 +83,7 @@ func (r *Reconciler) resolveSource(ctx context.Context, b *v1alpha1.Backup) (sou
 		image = engine.ImageFor(db, eng)
 	}
 	return source{conn: jobs.Connection{Type: s.Type, Host: db.Host(), Port: db.Port(),
-		Database: db.Spec.DatabaseName, CredentialsSecret: db.CredentialsName()}, image: image}, nil, nil
+		Database: db.Spec.DatabaseName, CredentialsSecret: db.CredentialsName()}, image: image, engine: db.Spec.Engine}, nil, nil
 }
 
 func invalidSource(err error) *conditions.Problem {
