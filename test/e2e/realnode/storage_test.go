@@ -26,11 +26,22 @@ import (
 	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
-// volumeDF is df's view of the PostgreSQL instance's data volume, in KiB:
-// used, available, size.
-func volumeDF(t *testing.T, pod string) (used, avail, size int64) {
+// storageEngine is what the storage tests need of an engine's instances.
+type storageEngine struct {
+	// container runs the server, with the data volume mounted at mount.
+	container, mount string
+}
+
+var (
+	postgresStorage = storageEngine{container: "postgres", mount: "/var/lib/postgresql/data"}
+	mariadbStorage  = storageEngine{container: "mariadb", mount: "/var/lib/mysql"}
+)
+
+// volumeDF is df's view of the instance's data volume, in KiB: used,
+// available, size.
+func (e storageEngine) volumeDF(t *testing.T, pod string) (used, avail, size int64) {
 	t.Helper()
-	out, err := execIn(t.Context(), pod, "postgres", "", "df", "-k", "--output=used,avail,size", "/var/lib/postgresql/data")
+	out, err := execIn(t.Context(), pod, e.container, "", "df", "-k", "--output=used,avail,size", e.mount)
 	if err != nil {
 		t.Fatalf("df in %s: %v: %s", pod, err, out)
 	}
@@ -62,12 +73,69 @@ func quantityMi(t *testing.T, object, path string) int64 {
 	return v
 }
 
-// fillSQL inserts about mb MiB of rows into the table fill: 960 bytes
-// each, below the size PostgreSQL compresses (TOAST, 2 kB), with no sort
-// or aggregate that would spill to temporary files.
-func fillSQL(mb int) string {
-	return fmt.Sprintf(`create table if not exists fill (id bigserial, pad text);
-insert into fill (pad) select repeat(md5(g::text || random()::text), 30) from generate_series(1, %d) g;`, mb*1000)
+// fillSQL inserts about mb MiB of rows into the table in the database
+// app, creating it: 960 bytes each, below the size PostgreSQL compresses
+// (TOAST, 2 kB), with no sort or aggregate that would spill to temporary
+// files. MariaDB numbers the rows with a cross join of a recursive CTE of
+// 1000 rows with itself (a CTE of mb*1000 levels would recurse as often),
+// so mb is at most 1000; InnoDB stores the rows uncompressed, and the
+// binary log gets as much again at the commit.
+func (e storageEngine) fillSQL(table string, mb int) string {
+	if e.container == "postgres" {
+		return fmt.Sprintf(`\c app
+create table if not exists %s (id bigserial, pad text);
+insert into %[1]s (pad) select repeat(md5(g::text || random()::text), 30) from generate_series(1, %d) g;`, table, mb*1000)
+	}
+	return fmt.Sprintf(`use app;
+create table if not exists %s (id bigint auto_increment primary key, pad varchar(960)) engine=InnoDB;
+insert into %[1]s (pad) select repeat(md5(concat(x.n, rand())), 30) from (
+  with recursive g (n) as (select 0 union all select n + 1 from g where n < 999)
+  select a.n * 1000 + b.n as n from g a, g b limit %d) x;`, table, mb*1000)
+}
+
+// awaitGrowth waits, after the volume of the instance pod of Database db
+// crossed the autoGrow threshold at crossed, for the operator to grow it
+// from fromMi to wantMi: the claim asks for more, df in the pod shows it,
+// the claim's capacity has it, and the StatefulSet, created again, has it
+// in its claim template. It logs how long each took and returns the size
+// the claim asks for.
+func (e storageEngine) awaitGrowth(t *testing.T, db, pod string, fromMi, wantMi int64, crossed time.Time) int64 {
+	t.Helper()
+	claim := "pvc/data-" + pod
+	eventually(t, 2*time.Minute, "the claim asks for more", func() error {
+		if mi := quantityMi(t, claim, "{.spec.resources.requests.storage}"); mi <= fromMi {
+			return fmt.Errorf("the claim asks for %dMi", mi)
+		}
+		return nil
+	})
+	requested := time.Since(crossed)
+	grownMi := quantityMi(t, claim, "{.spec.resources.requests.storage}")
+	if grownMi != wantMi {
+		t.Errorf("grew to %dMi, want %dMi", grownMi, wantMi)
+	}
+	eventually(t, time.Minute, "df shows the larger volume", func() error {
+		if _, _, size := e.volumeDF(t, pod); size != grownMi*1024 {
+			return fmt.Errorf("df shows %d KiB", size)
+		}
+		return nil
+	})
+	resized := time.Since(crossed)
+	eventually(t, time.Minute, "the claim's capacity", func() error {
+		if mi := quantityMi(t, claim, "{.status.capacity.storage}"); mi != grownMi {
+			return fmt.Errorf("capacity %dMi", mi)
+		}
+		return nil
+	})
+	eventually(t, 2*time.Minute, "the StatefulSet's claim template grows", func() error {
+		if mi := quantityMi(t, "statefulset/"+db, "{.spec.volumeClaimTemplates[0].spec.resources.requests.storage}"); mi != grownMi {
+			return fmt.Errorf("the template asks for %dMi", mi)
+		}
+		return nil
+	})
+	templated := time.Since(crossed)
+	t.Logf("threshold crossed -> claim asks for %dMi %v, df shows it %v, StatefulSet recreated with it %v",
+		grownMi, requested.Round(time.Millisecond), resized.Round(time.Millisecond), templated.Round(time.Millisecond))
+	return grownMi
 }
 
 // TestPostgresStorageGrows runs a PostgreSQL Database on the expandable
@@ -90,7 +158,7 @@ func TestPostgresStorageGrows(t *testing.T) {
   parameters: {max_wal_size: "32MB", min_wal_size: "32MB"}
 `, localcluster.ExpandableStorageClassName))
 	pod := "growpg-0"
-	used, avail, size := volumeDF(t, pod)
+	used, avail, size := postgresStorage.volumeDF(t, pod)
 	t.Logf("after initdb: %d KiB used of %d (%.0f%%)", used, size, usedPercent(used, avail))
 	if size != 96*1024 {
 		t.Fatalf("df shows %d KiB, want the claim's 96Mi", size)
@@ -102,8 +170,8 @@ func TestPostgresStorageGrows(t *testing.T) {
 	// Past the threshold, a few MiB at a time.
 	var crossed time.Time
 	for range 40 {
-		mustSQL(t, postgresSuper, pod, "\\c app\n"+fillSQL(3)+"\ncheckpoint;")
-		used, avail, _ = volumeDF(t, pod)
+		mustSQL(t, postgresSuper, pod, postgresStorage.fillSQL("fill", 3)+"\ncheckpoint;")
+		used, avail, _ = postgresStorage.volumeDF(t, pod)
 		if usedPercent(used, avail) >= 80 {
 			crossed = time.Now()
 			break
@@ -113,39 +181,7 @@ func TestPostgresStorageGrows(t *testing.T) {
 		t.Fatalf("never past 80%%: %d KiB used, %d available", used, avail)
 	}
 	t.Logf("past the threshold: %.0f%% used", usedPercent(used, avail))
-	eventually(t, 2*time.Minute, "the claim asks for more", func() error {
-		if mi := quantityMi(t, "pvc/data-"+pod, "{.spec.resources.requests.storage}"); mi <= 96 {
-			return fmt.Errorf("the claim asks for %dMi", mi)
-		}
-		return nil
-	})
-	requested := time.Since(crossed)
-	grownMi := quantityMi(t, "pvc/data-"+pod, "{.spec.resources.requests.storage}")
-	if grownMi != 144 {
-		t.Errorf("grew to %dMi, want 144Mi (96Mi plus 50%%)", grownMi)
-	}
-	eventually(t, time.Minute, "df shows the larger volume", func() error {
-		if _, _, size := volumeDF(t, pod); size != grownMi*1024 {
-			return fmt.Errorf("df shows %d KiB", size)
-		}
-		return nil
-	})
-	resized := time.Since(crossed)
-	eventually(t, time.Minute, "the claim's capacity", func() error {
-		if mi := quantityMi(t, "pvc/data-"+pod, "{.status.capacity.storage}"); mi != grownMi {
-			return fmt.Errorf("capacity %dMi", mi)
-		}
-		return nil
-	})
-	eventually(t, 2*time.Minute, "the StatefulSet's claim template grows", func() error {
-		if mi := quantityMi(t, "statefulset/growpg", "{.spec.volumeClaimTemplates[0].spec.resources.requests.storage}"); mi != grownMi {
-			return fmt.Errorf("the template asks for %dMi", mi)
-		}
-		return nil
-	})
-	templated := time.Since(crossed)
-	t.Logf("threshold crossed -> claim asks for %dMi %v, df shows it %v, StatefulSet recreated with it %v",
-		grownMi, requested.Round(time.Millisecond), resized.Round(time.Millisecond), templated.Round(time.Millisecond))
+	grownMi := postgresStorage.awaitGrowth(t, "growpg", pod, 96, 144, crossed) // 96Mi plus 50%
 	kubectl(t, "wait", "--for=condition=Ready", "database/growpg", "--timeout=120s")
 	if got := jsonpath(t, "pod/"+pod, "{.metadata.uid}"); got != uid {
 		t.Error("the pod was replaced")
@@ -167,10 +203,10 @@ func TestPostgresStorageGrows(t *testing.T) {
 	var err error
 	var began, full time.Time
 	for try := range 3 {
-		_, avail, size = volumeDF(t, pod)
+		_, avail, size = postgresStorage.volumeDF(t, pod)
 		mb := int(avail/1024) + 100
 		began = time.Now()
-		out, err = postgresSuper(t.Context(), pod, "\\c app\n"+fillSQL(mb))
+		out, err = postgresSuper(t.Context(), pod, postgresStorage.fillSQL("fill", mb))
 		full = time.Now()
 		if err != nil {
 			t.Logf("inserting %d MiB into %d KiB with %d available: refused %v after it began", mb, size, avail, full.Sub(began).Round(time.Millisecond))
@@ -189,7 +225,7 @@ func TestPostgresStorageGrows(t *testing.T) {
 		t.Fatalf("the insert failed, not for want of space: %v: %s", err, out)
 	}
 	t.Logf("refused: %s", refusal)
-	used, avail, _ = volumeDF(t, pod)
+	used, avail, _ = postgresStorage.volumeDF(t, pod)
 	t.Logf("after the refusal: df shows %d KiB used, %d available (%.0f%%)", used, avail, usedPercent(used, avail))
 	// The operator grows the full volume by itself.
 	eventually(t, 2*time.Minute, "the full volume grows", func() error {
@@ -206,7 +242,7 @@ func TestPostgresStorageGrows(t *testing.T) {
 	attempts := 0
 	eventually(t, 5*time.Minute, "writes of 20 MiB accepted again", func() error {
 		attempts++
-		out, err := postgresSuper(t.Context(), pod, "\\c app\n"+fillSQL(20)+"\ncreate table if not exists after_full (at timestamptz); insert into after_full values (now());")
+		out, err := postgresSuper(t.Context(), pod, postgresStorage.fillSQL("fill", 20)+"\ncreate table if not exists after_full (at timestamptz); insert into after_full values (now());")
 		if err != nil {
 			return fmt.Errorf("%w: %s", err, out)
 		}
@@ -215,13 +251,176 @@ func TestPostgresStorageGrows(t *testing.T) {
 	})
 	t.Logf("disk full -> claim grown from %dMi to %dMi %v later with no edit -> 20 MiB written %v after the refusal (%d attempts)",
 		grownMi, nowMi, regrown.Sub(full).Round(time.Millisecond), accepted.Sub(full).Round(time.Millisecond), attempts)
-	if _, _, size := volumeDF(t, pod); size != nowMi*1024 {
+	if _, _, size := postgresStorage.volumeDF(t, pod); size != nowMi*1024 {
 		t.Errorf("df shows %d KiB, want %dMi", size, nowMi)
 	}
 	if got := mustSQL(t, postgresSuper, pod, "\\c app\nselect count(*) from after_full"); got != "1" {
 		t.Errorf("%s rows after the full disk, want 1", got)
 	}
 	events := kubectl(t, "get", "events", "--field-selector=involvedObject.name=growpg,reason=StorageGrowing", "-o", "jsonpath={range .items[*]}{.message}{\"\\n\"}{end}")
+	t.Logf("StorageGrowing events:\n%s", events)
+}
+
+// TestMariaDBStorageGrows is TestPostgresStorageGrows for MariaDB 10.11:
+// 96Mi on the expandable local class, autoGrow at 80% by 50% up to 1Gi,
+// innodb_log_file_size 16M (its default, 96M, would not fit):
+//   - rows written past the threshold: the claim and the StatefulSet's
+//     claim template grow, df in the pod shows the larger size, and neither
+//     the pod nor mariadbd restarted (its Uptime went on counting);
+//   - one insert larger than the space left: InnoDB cannot extend the
+//     table's file and refuses the statement (the table is full), which it
+//     rolls back; the file keeps its size, so the volume stays full, and
+//     with no edit of any kind the operator grows it and an insert of
+//     20 MiB into a new table, which needs new space, succeeds.
+func TestMariaDBStorageGrows(t *testing.T) {
+	requireCluster(t)
+	applyDatabase(t, "growmaria", "mariadb", "10.11", 1, fmt.Sprintf(`  storage:
+    size: 96Mi
+    storageClassName: %s
+    autoGrow: {thresholdPercent: 80, incrementPercent: 50, maximum: 1Gi}
+  parameters: {innodb_log_file_size: "16M"}
+`, localcluster.ExpandableStorageClassName))
+	pod := "growmaria-0"
+	e := mariadbStorage
+	used, avail, size := e.volumeDF(t, pod)
+	t.Logf("after the data directory's creation: %d KiB used of %d (%.0f%%)", used, size, usedPercent(used, avail))
+	if size != 96*1024 {
+		t.Fatalf("df shows %d KiB, want the claim's 96Mi", size)
+	}
+	uid := jsonpath(t, "pod/"+pod, "{.metadata.uid}")
+	restarts := jsonpath(t, "pod/"+pod, "{.status.containerStatuses[0].restartCount}")
+	// mariadbd's Uptime, and the times before and after it was read.
+	uptime := func() (seconds int64, before, after time.Time) {
+		t.Helper()
+		before = time.Now()
+		out := mustSQL(t, mariadbSuper, pod, "select variable_value from information_schema.global_status where variable_name = 'UPTIME'")
+		n, err := strconv.ParseInt(out, 10, 64)
+		if err != nil {
+			t.Fatalf("Uptime %q", out)
+		}
+		return n, before, time.Now()
+	}
+	firstUptime, _, firstRead := uptime()
+
+	// Past the threshold, a few MiB at a time.
+	var crossed time.Time
+	for range 40 {
+		mustSQL(t, mariadbSuper, pod, e.fillSQL("fill", 3))
+		used, avail, _ = e.volumeDF(t, pod)
+		if usedPercent(used, avail) >= 80 {
+			crossed = time.Now()
+			break
+		}
+	}
+	if crossed.IsZero() {
+		t.Fatalf("never past 80%%: %d KiB used, %d available", used, avail)
+	}
+	t.Logf("past the threshold: %.0f%% used", usedPercent(used, avail))
+	grownMi := e.awaitGrowth(t, "growmaria", pod, 96, 144, crossed) // 96Mi plus 50%
+	kubectl(t, "wait", "--for=condition=Ready", "database/growmaria", "--timeout=120s")
+	if got := jsonpath(t, "pod/"+pod, "{.metadata.uid}"); got != uid {
+		t.Error("the pod was replaced")
+	}
+	if got := jsonpath(t, "pod/"+pod, "{.status.containerStatuses[0].restartCount}"); got != restarts {
+		t.Errorf("the container restarted: %s restarts, was %s", got, restarts)
+	}
+	// The same mariadbd counted on for at least the whole seconds between
+	// the two reads; one started again would count from 0.
+	nowUptime, began, _ := uptime()
+	if between := int64(began.Sub(firstRead).Seconds()); nowUptime-firstUptime < between {
+		t.Errorf("mariadbd restarted: Uptime %d s, was %d s %d s before", nowUptime, firstUptime, between)
+	} else {
+		t.Logf("mariadbd's Uptime went from %d s to %d s", firstUptime, nowUptime)
+	}
+	if got := jsonpath(t, "database/growmaria", "{.status.storageSize}"); got != fmt.Sprintf("%dMi", grownMi) {
+		t.Errorf("status.storageSize = %s", got)
+	}
+
+	// One insert larger than the space left: refused once the volume is
+	// full. Should the operator grow the volume during the insert far
+	// enough for it to succeed, another follows.
+	var out string
+	var err error
+	var full time.Time
+	for try := range 3 {
+		_, avail, size = e.volumeDF(t, pod)
+		mb := int(avail/1024) + 100
+		began := time.Now()
+		out, err = mariadbSuper(t.Context(), pod, e.fillSQL("fill", mb))
+		full = time.Now()
+		if err != nil {
+			t.Logf("inserting %d MiB into %d KiB with %d available: refused %v after it began", mb, size, avail, full.Sub(began).Round(time.Millisecond))
+			break
+		}
+		t.Logf("try %d: the insert of %d MiB succeeded: the volume grew during it", try+1, mb)
+	}
+	if err == nil {
+		t.Fatal("three inserts larger than the space left succeeded")
+	}
+	grownMi = quantityMi(t, "pvc/data-"+pod, "{.spec.resources.requests.storage}")
+	// kubectl's error carries the client's standard error.
+	refusal := out + err.Error()
+	if !strings.Contains(refusal, "is full") && !strings.Contains(refusal, "No space left on device") &&
+		!strings.Contains(refusal, "errno: 28") && !strings.Contains(refusal, "Errcode: 28") {
+		t.Fatalf("the insert failed, not for want of space: %v: %s", err, out)
+	}
+	t.Logf("refused: %s", refusal)
+	used, avail, _ = e.volumeDF(t, pod)
+	t.Logf("after the refusal: df shows %d KiB used, %d available (%.0f%%)", used, avail, usedPercent(used, avail))
+	if avail >= 20*1024 {
+		t.Fatalf("%d KiB available after the refusal: the write of 20 MiB below would prove nothing", avail)
+	}
+	// What mariadbd logged of it (InnoDB's failed extension of the file).
+	logged := 0
+	for line := range strings.Lines(kubectl(t, "logs", pod, "-c", "mariadb")) {
+		if logged < 5 && (strings.Contains(line, "is full") || strings.Contains(line, "No space") || strings.Contains(line, "error 28")) {
+			t.Logf("mariadbd: %s", strings.TrimSpace(line))
+			logged++
+		}
+	}
+	// The operator grows the full volume by itself.
+	eventually(t, 3*time.Minute, "the full volume grows", func() error {
+		if mi := quantityMi(t, "pvc/data-"+pod, "{.status.capacity.storage}"); mi <= grownMi {
+			return fmt.Errorf("the claim has %dMi", mi)
+		}
+		return nil
+	})
+	regrown := time.Now()
+	nowMi := quantityMi(t, "pvc/data-"+pod, "{.status.capacity.storage}")
+	// 20 MiB into a table of its own, whose file needs new space: the
+	// refused rows' pages, free in fill's file, cannot take them.
+	var accepted time.Time
+	attempts := 0
+	eventually(t, 5*time.Minute, "writes of 20 MiB accepted again", func() error {
+		attempts++
+		out, err := mariadbSuper(t.Context(), pod, e.fillSQL("after_full", 20))
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, out)
+		}
+		accepted = time.Now()
+		return nil
+	})
+	t.Logf("disk full -> claim grown from %dMi to %dMi %v later with no edit -> 20 MiB written %v after the refusal (%d attempts)",
+		grownMi, nowMi, regrown.Sub(full).Round(time.Millisecond), accepted.Sub(full).Round(time.Millisecond), attempts)
+	if got := mustSQL(t, mariadbSuper, pod, "select count(*) from app.after_full"); got != "20000" {
+		t.Errorf("%s rows after the full disk, want 20000", got)
+	}
+	// 20 MiB of rows and as much binary log may take the volume past the
+	// threshold again: at least the size it had.
+	if _, _, size := e.volumeDF(t, pod); size < nowMi*1024 {
+		t.Errorf("df shows %d KiB, want %dMi or more", size, nowMi)
+	}
+	if got := jsonpath(t, "pod/"+pod, "{.metadata.uid}"); got != uid {
+		t.Error("the pod was replaced")
+	}
+	if got := jsonpath(t, "pod/"+pod, "{.status.containerStatuses[0].restartCount}"); got != restarts {
+		t.Errorf("the container restarted: %s restarts, was %s", got, restarts)
+	}
+	lastUptime, began, _ := uptime()
+	if between := int64(began.Sub(firstRead).Seconds()); lastUptime-firstUptime < between {
+		t.Errorf("mariadbd restarted: Uptime %d s, was %d s %d s before", lastUptime, firstUptime, between)
+	}
+	events := kubectl(t, "get", "events", "--field-selector=involvedObject.name=growmaria,reason=StorageGrowing", "-o", "jsonpath={range .items[*]}{.message}{\"\\n\"}{end}")
 	t.Logf("StorageGrowing events:\n%s", events)
 }
 
