@@ -14,9 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package pitr is point-in-time recovery of PostgreSQL: continuous
-// archiving of the write-ahead log (WAL) into a Backup's destination, base
-// backups beside the logical dumps, and recovery to a chosen time.
+// Package pitr is point-in-time recovery of PostgreSQL and MariaDB:
+// continuous archiving of the log into a Backup's destination, base backups
+// beside the logical dumps, and recovery to a chosen time. What follows is
+// PostgreSQL's (the write-ahead log, WAL); MariaDB's binary log is
+// described at the end.
 //
 // # Archiving
 //
@@ -83,4 +85,17 @@ limitations under the License.
 // replayed is the recovery point the Restore reports. PostgreSQL refuses
 // to finish a recovery whose target lies beyond the archive's end: such a
 // Restore fails and says up to where the archive reaches.
+//
+// # MariaDB
+//
+// The archiver runs mariadb-binlog --read-from-remote-server --raw
+// --stop-never after a GTID position (binlog_archive.go): each run is a
+// stream, whose files are uploaded as chunks of whole events named by
+// their offset and the GTID state after them (binlog.go), so that a listing
+// says what every chunk holds. A base backup is a logical dump with the GTID
+// position of its snapshot (TakeDumpBase). Recovery (binlog_recover.go)
+// restores that dump into a throwaway server (internal/backup/scratch) and
+// replays the transactions after the position that began before the
+// target, file by file, skipping what overlapping streams repeat. Pruning
+// deletes the files whose every transaction the oldest kept base holds.
 package pitr

@@ -33,6 +33,36 @@ import (
 	"github.com/steward-dev/steward/internal/testenv/storetest"
 )
 
+// pitrEngine is what the point-in-time test needs of an engine's SQL.
+type pitrEngine struct {
+	dumpEngine
+	// createTable makes marks (id, at), at the insert's time in UTC.
+	createTable string
+	// insert inserts a row of marks and returns its time as RFC 3339;
+	// insertOnce does so only if the row is missing (it returns nothing
+	// then).
+	insert, insertOnce string
+	// baseSuffix ends the key of a base backup.
+	baseSuffix string
+}
+
+var pitrEngines = map[string]pitrEngine{
+	"postgres": {
+		dumpEngine:  dumpEngines[0],
+		createTable: `create table marks (id int primary key, at timestamptz not null default clock_timestamp())`,
+		insert:      `insert into marks (id) values (%d) returning to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
+		insertOnce:  `insert into marks (id) values (%d) on conflict do nothing returning to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
+		baseSuffix:  ".tar.gz",
+	},
+	"mariadb": {
+		dumpEngine:  dumpEngines[1],
+		createTable: `create table marks (id int primary key, at datetime(6) not null default utc_timestamp(6))`,
+		insert:      `insert into marks (id) values (%d) returning date_format(at, '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ')`,
+		insertOnce:  `insert ignore into marks (id) values (%d) returning date_format(at, '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ')`,
+		baseSuffix:  ".sql.gz",
+	},
+}
+
 // TestPointInTimeRecovery archives the WAL of a PostgreSQL Database of two
 // instances into an S3 emulator, from the archiver pod the Backup's
 // spec.pointInTime starts, writes rows around a time T, and restores into
@@ -42,28 +72,36 @@ import (
 // with keepLast 1 prunes the first one and its WAL: the recoverable window
 // moves, a restore before it is refused with the window's start, and the
 // latest point still restores.
-func TestPointInTimeRecovery(t *testing.T) {
+func TestPointInTimeRecovery(t *testing.T) { pointInTimeRecovery(t, pitrEngines["postgres"], "pitr-pg") }
+
+// TestMariaDBPointInTimeRecovery is TestPointInTimeRecovery for MariaDB:
+// the binary log archived by GTID, base backups that are dumps with their
+// GTID position, a switchover to the other instance (the archiver follows
+// the new primary from the GTID it reached), and the same restores.
+func TestMariaDBPointInTimeRecovery(t *testing.T) {
+	pointInTimeRecovery(t, pitrEngines["mariadb"], "pitr-maria")
+}
+
+func pointInTimeRecovery(t *testing.T, pg pitrEngine, src string) {
 	requireCluster(t)
 	s3 := startStore(t)
-	pg := dumpEngines[0]
-	src, dst := "pitr-pg", "pitr-pg-copy"
+	dst := src + "-copy"
 	applyAndDelete(t, "database/"+src, databaseManifest(src, pg.engine, pg.version, 2, ""))
-	applyDumpDatabase(t, dst, pg, "")
+	applyDumpDatabase(t, dst, pg.dumpEngine, "")
 	for _, name := range []string{src, dst} {
 		eventually(t, 7*time.Minute, "Database "+name+" Ready", func() error { return databaseReady(t, name) })
 	}
 	primary := func() string { return jsonpath(t, "database/"+src, "{.status.primary}") }
 	insert := func(id int) time.Time {
 		t.Helper()
-		out := strings.TrimSpace(pg.must(t, primary(), fmt.Sprintf(
-			`insert into marks (id) values (%d) returning to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`, id)))
+		out := strings.TrimSpace(pg.must(t, primary(), fmt.Sprintf(pg.insert, id)))
 		at, err := time.Parse(time.RFC3339Nano, out)
 		if err != nil {
 			t.Fatalf("row %d: %q: %v", id, out, err)
 		}
 		return at
 	}
-	pg.must(t, primary(), `create table marks (id int primary key, at timestamptz not null default clock_timestamp())`)
+	pg.must(t, primary(), pg.createTable)
 	insert(1)
 
 	prefix := "realnode/" + src
@@ -76,7 +114,7 @@ metadata:
   namespace: default
   annotations: {%[2]s: %[3]q}
 spec:
-  source: {type: postgresql, databaseRef: {name: %[1]s}}
+  source: {type: %[9]s, databaseRef: {name: %[1]s}}
   destination:
     type: s3
     bucket: %[4]s
@@ -86,7 +124,7 @@ spec:
     credentialsSecretRef: {name: %[7]s}
   schedule: "0 0 1 1 *"
   pointInTime: {maxArchiveLag: 1m}
-%[8]s`, src, v1alpha1.AnnotationBackupNow, run, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecret, retention))
+%[8]s`, src, v1alpha1.AnnotationBackupNow, run, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecret, retention, pg.sourceType))
 	}
 	backup("first", "")
 	var b v1alpha1.Backup
@@ -111,10 +149,12 @@ spec:
 		b.Status.PointInTime.LastBaseBackup.Object, b.Status.PointInTime.LastBaseBackup.Size,
 		time.Since(began).Round(time.Second), b.Status.PointInTime.FirstRecoverableTime)
 
+	// 2.5 s apart: MariaDB's binary log has whole seconds, and the rows
+	// around T fall on either side of T-1s and T+1s whatever T's fraction.
 	insert(2)
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond)
 	at := insert(3) // the row written at T
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond)
 	insert(4)
 
 	// A switchover: the archiver follows the new primary's timeline.
@@ -128,7 +168,7 @@ spec:
 	})
 	var last time.Time
 	eventually(t, 2*time.Minute, "a write on the new primary", func() error {
-		out, err := pg.sql(t.Context(), primary(), `insert into marks (id) values (5) on conflict do nothing returning to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
+		out, err := pg.sql(t.Context(), primary(), fmt.Sprintf(pg.insertOnce, 5))
 		if err != nil {
 			return err
 		}
@@ -173,9 +213,9 @@ metadata:
   namespace: default
 spec:
   source: {backupRef: {name: %s}, pointInTime: %s}
-  target: {type: postgresql, databaseRef: {name: %s}}
+  target: {type: %s, databaseRef: {name: %s}}
   overwrite: true
-`, name, src, pit, dst))
+`, name, src, pit, pg.sourceType, dst))
 		rs := waitForRestore(t, name)
 		if want == nil {
 			return rs
@@ -183,7 +223,7 @@ spec:
 		if rs.Status.Phase != v1alpha1.RestoreSucceeded || rs.Status.RecoveryPoint == nil {
 			t.Fatalf("Restore %s: phase %s, recovery point %v: %s", name, rs.Status.Phase, rs.Status.RecoveryPoint, rs.Status.Message)
 		}
-		got := idsOf(t, pg, dst+"-0")
+		got := idsOf(t, pg.dumpEngine, dst+"-0")
 		if !slices.Equal(got, want) {
 			t.Errorf("Restore %s to %q: rows %v, want %v", name, target, got, want)
 		}
@@ -210,7 +250,7 @@ spec:
 	objects := storeKeys(t, s3, prefix+"/pitr/")
 	bases := 0
 	for _, k := range objects {
-		if strings.HasSuffix(k, ".tar.gz") {
+		if strings.HasSuffix(k, pg.baseSuffix) {
 			bases++
 		}
 	}
