@@ -72,7 +72,9 @@ var pitrEngines = map[string]pitrEngine{
 // with keepLast 1 prunes the first one and its WAL: the recoverable window
 // moves, a restore before it is refused with the window's start, and the
 // latest point still restores.
-func TestPointInTimeRecovery(t *testing.T) { pointInTimeRecovery(t, pitrEngines["postgres"], "pitr-pg") }
+func TestPointInTimeRecovery(t *testing.T) {
+	pointInTimeRecovery(t, pitrEngines["postgres"], "pitr-pg")
+}
 
 // TestMariaDBPointInTimeRecovery is TestPointInTimeRecovery for MariaDB:
 // the binary log archived by GTID, base backups that are dumps with their
