@@ -56,7 +56,11 @@ func DeleteDumps(ctx context.Context, bucket *blob.Bucket, database string) (int
 
 // PointInTimePrefix is where a database's point-in-time recovery objects
 // are (base backups, archived WAL): pitr/<database as in keys>/.
-func PointInTimePrefix(database string) string { return "pitr/" + KeyName(database) + "/" }
+func PointInTimePrefix(database string) string { return pointInTimeRoot + KeyName(database) + "/" }
+
+// pointInTimeRoot holds every database's point-in-time objects; List
+// ignores it.
+const pointInTimeRoot = "pitr/"
 
 // DeletePointInTime deletes every point-in-time recovery object of
 // database and returns how many it deleted. An empty name deletes

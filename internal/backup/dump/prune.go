@@ -91,7 +91,9 @@ func List(ctx context.Context, bucket *blob.Bucket) ([]Entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listing the bucket: %w", err)
 		}
-		if obj.IsDir {
+		// Point-in-time objects are never dumps, though a MariaDB base
+		// backup is named as one.
+		if obj.IsDir || strings.HasPrefix(obj.Key, pointInTimeRoot) {
 			continue
 		}
 		if k, ok := strings.CutSuffix(obj.Key, ManifestSuffix); ok {

@@ -291,6 +291,9 @@ spec:
 	if !v.Passed || !v.PointInTime.Passed || v.PointInTime.Tables < 1 || v.PointInTime.Rows < 6 || v.PointInTime.RecoveryPoint == nil {
 		t.Fatalf("verification %+v, recovery %+v", v, v.PointInTime)
 	}
+	if strings.HasPrefix(v.Backup, "pitr/") {
+		t.Errorf("the verification checked base backup %s instead of the newest dump", v.Backup)
+	}
 	t.Logf("verification %v after the annotation: dump %s in %ds; recovery to the latest point from %s in %ds: %d tables, %d rows, point %s",
 		time.Since(began).Round(time.Second), v.Backup, v.DurationSeconds, v.PointInTime.BaseBackup, v.PointInTime.DurationSeconds,
 		v.PointInTime.Tables, v.PointInTime.Rows, v.PointInTime.RecoveryPoint.UTC().Format(time.RFC3339))
