@@ -364,3 +364,97 @@ func TestMariaDBPointInTimeRecovery(t *testing.T) {
 		}
 	}
 }
+
+// TestMariaDBPointInTimeRecoveryLarge measures a restore to the latest
+// point of a MariaDB database of about 100 MB with 250,000 rows updated
+// after its base backup. STEWARD_PITR_LARGE=1 runs it.
+func TestMariaDBPointInTimeRecoveryLarge(t *testing.T) {
+	if os.Getenv(largeEnv) != "1" {
+		t.Skipf("skipping: it takes minutes; %s=1 runs it", largeEnv)
+	}
+	srv := startMariaDBPrimary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	bucket, err := fileblob.OpenBucket(world(t), &fileblob.Options{NoTempDir: true, DirFileMode: 0o777})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bucket.Close() }()
+	owner := openMySQL(t, srv.owner())
+	began := time.Now()
+	for _, q := range []string{
+		"CREATE TABLE big (id int PRIMARY KEY, body varchar(80) NOT NULL)",
+		"INSERT INTO big SELECT seq, CONCAT(MD5(seq), REPEAT('x', 40)) FROM seq_1_to_1000000",
+	} {
+		if _, err := owner.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var size float64
+	_ = owner.QueryRowContext(ctx, "SELECT (data_length + index_length) / 1048576 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'big'").Scan(&size)
+	t.Logf("filled %.0f MiB in %v", size, time.Since(began).Round(time.Millisecond))
+
+	actx, stop := context.WithCancel(ctx)
+	a := &Archiver{Engine: EngineMariaDB, Conn: srv.replication(), Bucket: bucket, Database: "appdb", Dir: filepath.Join(world(t), "binlog"), Interval: time.Second}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = a.Run(actx, nil) }()
+	defer func() { stop(); <-done }()
+	for !a.Status().Streaming {
+		time.Sleep(200 * time.Millisecond)
+	}
+	base, err := TakeDumpBase(ctx, srv.owner(), bucket, "appdb", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("base backup: %d bytes stored in %v", base.Size, base.EndTime.Sub(base.StartTime).Round(time.Millisecond))
+	if _, err := owner.ExecContext(ctx, "UPDATE big SET body = MD5(body) WHERE id % 4 = 0"); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	_ = owner.QueryRowContext(ctx, "SELECT count(*) FROM big WHERE length(body) = 32").Scan(&want)
+	acked := time.Now()
+	for {
+		hb, ok, _ := ReadArchivedUntil(ctx, bucket, "appdb")
+		if ok && hb.Time.After(acked) {
+			t.Logf("the archive covered the last write %v after it", time.Since(acked).Round(time.Millisecond))
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	chunks, _ := listChunks(ctx, bucket, "appdb")
+	root := openMySQL(t, dump.Source{Host: "127.0.0.1", Port: srv.cfg.Port, Username: srv.cfg.Superuser.Username, Password: srv.cfg.Superuser.Password})
+	for _, q := range []string{"CREATE DATABASE restored", "GRANT ALL ON restored.* TO 'app'@'%'"} {
+		if _, err := root.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{
+		dump.EnvDBType: dump.TypeMySQL, dump.EnvDBHost: "127.0.0.1", dump.EnvDBPort: fmt.Sprint(srv.cfg.Port),
+		dump.EnvDBName: "restored", dump.EnvDBUsername: srv.cfg.Owner.Username, dump.EnvDBPassword: srv.cfg.Owner.Password,
+		dump.EnvDBBinDir: srv.bin, EnvWorkDir: filepath.Join(world(t), "work"), EnvTargetTime: Latest,
+	}
+	var log bytes.Buffer
+	began = time.Now()
+	r, err := restore(ctx, bucket, "appdb", func(k string) string { return env[k] }, &log, func(o *RecoverOptions) {
+		o.RunAsUID, o.RunAsGID = srv.cfg.RunAsUID, srv.cfg.RunAsGID
+	})
+	took := time.Since(began)
+	if err != nil {
+		t.Fatalf("restore-pitr: %v\n%s", err, log.String())
+	}
+	src := srv.owner()
+	src.Database = "restored"
+	var got int64
+	_ = openMySQL(t, src).QueryRowContext(ctx, "SELECT count(*) FROM big WHERE length(body) = 32").Scan(&got)
+	if got != want {
+		t.Errorf("restored %d updated rows, want %d", got, want)
+	}
+	var lines []string
+	for _, l := range strings.Split(log.String(), "\n") {
+		if strings.HasPrefix(l, "restore:") || strings.HasPrefix(l, "backup:") {
+			lines = append(lines, l)
+		}
+	}
+	t.Logf("restore-pitr of the %.0f MiB database to the latest point (%d binary log chunks): %v in all (recovery point %v)\n%s",
+		size, len(chunks), took.Round(time.Millisecond), r.RecoveryPoint, strings.Join(lines, "\n"))
+}
