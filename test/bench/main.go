@@ -64,6 +64,11 @@ type config struct {
 	ConfigMaxConcurrent                                          intList
 	// The stacks measure (AppStack only): AppStacks per round.
 	Stacks int
+	// Peer runs the peer operator's bulk rounds and idle window before
+	// Steward starts (WebApp with the convergence measure only), with
+	// PeerConcurrency workers.
+	Peer            bool
+	PeerConcurrency int
 }
 
 // intList is a flag of comma-separated integers.
@@ -105,6 +110,12 @@ func applies(measure, kind string) string {
 		return "the " + measure + " measure does not apply to AppStacks: use stacks, idle or unrelated"
 	}
 	return ""
+}
+
+// runsPeer reports whether the peer operator runs: it is compared with
+// Steward's WebApp convergence.
+func runsPeer(cfg config, selected []string) bool {
+	return cfg.Peer && strings.EqualFold(cfg.Kind, "WebApp") && slices.Contains(selected, "convergence")
 }
 
 // selectMeasures checks the -measures flag against the kind.
@@ -164,6 +175,8 @@ func main() {
 	flag.IntVar(&cfg.ConfigDebounce, "config-debounce", 0, "The AppConfig's spec.rollout.debounceSeconds.")
 	cfg.ConfigMaxConcurrent = intList{5, 10}
 	flag.Var(&cfg.ConfigMaxConcurrent, "config-max-concurrent", "The AppConfig's spec.rollout.maxConcurrent, comma-separated: the config changes are timed at each.")
+	flag.BoolVar(&cfg.Peer, "peer", true, "Before Steward starts, run the peer operator (test/bench/peer: Create/Update, a status update every reconcile, a cluster-wide cache) through the same bulk rounds and idle window, and report it beside Steward (WebApp with the convergence measure only).")
+	flag.IntVar(&cfg.PeerConcurrency, "peer-concurrency", 10, "The peer's concurrent reconciles: Steward's --webapp-concurrency by default (the tutorials keep controller-runtime's 1).")
 	flag.StringVar(&cfg.Out, "out", filepath.Join(root, "bin", "bench", "results.json"), "Where to write the JSON results.")
 	flag.Parse()
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
@@ -219,6 +232,9 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	if slices.Contains(selected, "config") {
 		pods += cfg.ConfigConsumers + cfg.ConfigChanged
 	}
+	if runsPeer(cfg, selected) {
+		pods += cfg.Rounds * cfg.N
+	}
 	nodes := pods/4000 + 2
 	b.logf("Starting a full local cluster: %d fake nodes, kube-controller-manager --kube-api-qps=%d --kube-api-burst=%d", nodes, cfg.ControllerManagerQPS, cfg.KCMBurst)
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
@@ -235,17 +251,6 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	if err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(cluster.Dir(), "steward.log"))
-	if err != nil {
-		return nil, err
-	}
-	b.operator, err = devenv.StartOperator(ctx, cluster, bin, logFile, "--leader-elect=true")
-	if err != nil {
-		return nil, err
-	}
-	defer func() { err = errors.Join(err, b.operator.Stop(30*time.Second)) }()
-	b.logf("Operator started with its defaults (no client-side throttle, --webapp-concurrency=10, --database-concurrency=4, leader election on)")
-
 	restCfg := cluster.RESTConfig()
 	b.c, err = client.New(restCfg, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
@@ -270,10 +275,30 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	if !b.informers.WaitForCacheSync(ctx) {
 		return nil, errors.New("bench informers did not sync")
 	}
-	b.mem = &sampler{}
-	go b.mem.run(ctx, b.operator, 500*time.Millisecond)
 
 	res = &results{Kind: b.sc.Kind(), Settings: cfg, Nodes: nodes, Measures: selected}
+	if runsPeer(cfg, selected) {
+		// The peer reconciles every WebApp in the cluster, as Steward
+		// does: it runs alone, before Steward starts.
+		if err := b.measurePeer(ctx, cluster, res); err != nil {
+			return nil, err
+		}
+	}
+
+	logFile, err := os.Create(filepath.Join(cluster.Dir(), "steward.log"))
+	if err != nil {
+		return nil, err
+	}
+	b.operator, err = devenv.StartOperator(ctx, cluster, bin, logFile, "--leader-elect=true")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, b.operator.Stop(30*time.Second)) }()
+	b.logf("Operator started with its defaults (no client-side throttle, --webapp-concurrency=10, --database-concurrency=4, leader election on)")
+
+	b.mem = &sampler{}
+	go b.mem.run(ctx, b.operator.PID, b.operator, 500*time.Millisecond)
+
 	steps := map[string]func(context.Context, *results) error{
 		"convergence": b.measureConvergence, "idle": b.measureIdle, "unrelated": b.measureUnrelatedMemory,
 		"change": b.measureChangeLatency, "isolation": b.measureIsolation, "config": b.measureConfigRollout,
@@ -428,15 +453,18 @@ func (b *bench) measureConvergence(ctx context.Context, res *results) error {
 }
 
 // quiet waits until the operator has sent no request for two seconds.
-func (b *bench) quiet(ctx context.Context) error {
-	prev, err := scrapeRequests(ctx, b.operator)
+func (b *bench) quiet(ctx context.Context) error { return quiet(ctx, b.operator) }
+
+// quiet waits until op has sent no write request for two seconds.
+func quiet(ctx context.Context, op metricsReader) error {
+	prev, err := scrapeRequests(ctx, op)
 	if err != nil {
 		return err
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		time.Sleep(2 * time.Second)
-		cur, err := scrapeRequests(ctx, b.operator)
+		cur, err := scrapeRequests(ctx, op)
 		if err != nil {
 			return err
 		}

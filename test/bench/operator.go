@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"github.com/steward-dev/steward/internal/metrics"
-	"github.com/steward-dev/steward/internal/testenv/devenv"
 )
 
 // requestCounts are the operator's API requests, keyed "verb resource".
@@ -41,8 +40,15 @@ type requestCounts map[string]float64
 
 var labelRE = regexp.MustCompile(`(\w+)="([^"]*)"`)
 
-// scrapeRequests reads steward_api_requests_total from the operator.
-func scrapeRequests(ctx context.Context, op *devenv.Operator) (requestCounts, error) {
+// metricsReader is an operator process's /metrics: Steward's
+// (*devenv.Operator) or the peer's.
+type metricsReader interface {
+	Metrics(ctx context.Context) (string, error)
+}
+
+// scrapeRequests reads steward_api_requests_total from the operator; the
+// peer counts its requests under the same name.
+func scrapeRequests(ctx context.Context, op metricsReader) (requestCounts, error) {
 	body, err := op.Metrics(ctx)
 	if err != nil {
 		return nil, err
@@ -123,9 +129,10 @@ type sampler struct {
 	samples []memSample
 }
 
-func (s *sampler) run(ctx context.Context, op *devenv.Operator, interval time.Duration) {
+// run samples the process pid, whose /metrics op serves, until ctx ends.
+func (s *sampler) run(ctx context.Context, pid int, op metricsReader, interval time.Duration) {
 	for {
-		if m, err := sampleMemory(ctx, op); err == nil {
+		if m, err := sampleMemory(ctx, pid, op); err == nil {
 			s.mu.Lock()
 			s.samples = append(s.samples, m)
 			s.mu.Unlock()
@@ -151,9 +158,9 @@ func (s *sampler) between(from, to time.Time) []memSample {
 	return out
 }
 
-func sampleMemory(ctx context.Context, op *devenv.Operator) (memSample, error) {
+func sampleMemory(ctx context.Context, pid int, op metricsReader) (memSample, error) {
 	m := memSample{at: time.Now()}
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", op.PID))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return m, err
 	}

@@ -138,6 +138,9 @@ type results struct {
 	ConfigRollout *configRollout `json:"configRollout,omitempty"`
 
 	Stacks *stackResults `json:"stacks,omitempty"`
+
+	// Peer is the peer operator's run beside Steward's (see peer.go).
+	Peer *peerResults `json:"peer,omitempty"`
 }
 
 func (r *results) ran(measure string) bool { return slices.Contains(r.Measures, measure) }
@@ -185,6 +188,9 @@ func (r *results) finish() {
 
 	if r.Stacks != nil {
 		r.Stacks.finish()
+	}
+	if r.Peer != nil {
+		r.Peer.finish(r)
 	}
 
 	if cr := r.ConfigRollout; cr != nil {
@@ -318,6 +324,9 @@ func (r *results) print(out io.Writer) {
 		r.Stacks.printRequests(w)
 		_ = w.Flush()
 	}
+	if r.Peer != nil {
+		r.printPeer(out)
+	}
 	if len(r.Idle.Requests) > 0 {
 		fmt.Fprintln(out, "\n4. operator requests in the idle window:")
 		for _, k := range r.Idle.Requests.sorted() {
@@ -338,6 +347,46 @@ func (r *results) print(out io.Writer) {
 			for _, u := range t.Unexpected {
 				fmt.Fprintf(out, "   UNEXPECTED: %s\n", u)
 			}
+		}
+	}
+}
+
+// printPeer writes Steward and the peer operator side by side.
+func (r *results) printPeer(out io.Writer) {
+	p := r.Peer
+	fc := r.FirstConvergence
+	steward := percentile(r.Convergence.StewardSeconds, 50)
+	fmt.Fprintf(out, "\n10. Steward beside the peer operator (test/bench/peer: Create/Update, a status update every reconcile, a cluster-wide cache; %d workers), same run, run one after the other:\n", p.Concurrency)
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "   measure\tSteward\tpeer\tSteward / peer\ttarget\t")
+	fmt.Fprintf(w, "   time to all Ready, N=%d, median of %d / %d rounds\t%.1f s\t%.1f s\t%.2fx\t<= 0.8x, %s\t\n",
+		r.Settings.N, len(r.Convergence.StewardSeconds), len(p.Seconds), steward, p.MedianSeconds, p.StewardOverPeer, verdict(p.StewardOverPeer > 0 && p.StewardOverPeer <= 0.8))
+	fmt.Fprintf(w, "   seconds per round\t%s\t%s\t\t\t\n", floats(r.Convergence.StewardSeconds, "%.1f"), floats(p.Seconds, "%.1f"))
+	if p.PeerOverRaw > 0 {
+		fmt.Fprintf(w, "   over the plain client's median (%.1f s)\t%.2fx\t%.2fx\t\t\t\n", percentile(r.Convergence.RawSeconds, 50), steward/percentile(r.Convergence.RawSeconds, 50), p.PeerOverRaw)
+	}
+	fmt.Fprintf(w, "   object writes per WebApp, first convergence\t%.2f\t%.2f (+%.2f refused)\t%.2fx\tfewer, %s\t\n",
+		fc.ObjectWritesPer, p.ObjectWritesPer, p.FailedWritesPer, fc.ObjectWritesPer/p.ObjectWritesPer, verdict(fc.ObjectWritesPer < p.ObjectWritesPer))
+	if r.ran("idle") && p.IdleSeconds > 0 {
+		fmt.Fprintf(w, "   writes in a %.0f s idle window (+ Lease renewals)\t%.0f (+%.0f)\t%.0f (+%.0f)\t\t\t\n", p.IdleSeconds, r.Idle.Writes, r.Idle.LeaseWrites, p.IdleWrites, p.IdleLeaseWrites)
+	}
+	fmt.Fprintf(w, "   peak RSS during the bulk rounds\t%.0f MiB\t%.0f MiB\t%.2fx\tless, %s\t\n",
+		p.StewardPeakRSS, p.PeakRSS, p.StewardPeakRSS/p.PeakRSS, verdict(p.StewardPeakRSS < p.PeakRSS))
+	if r.ran("idle") && p.IdleSeconds > 0 {
+		fmt.Fprintf(w, "   steady, median RSS / heap\t%.0f / %.0f MiB\t%.0f / %.0f MiB\t\t\t\n",
+			r.Memory.Steady.MedianRSS, r.Memory.Steady.MedianHeap, p.MemorySteady.MedianRSS, p.MemorySteady.MedianHeap)
+	}
+	_ = w.Flush()
+	fmt.Fprintln(out, "\n10. peer operator requests per WebApp during first convergence, by verb and resource:")
+	w = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	for _, k := range requestCounts(p.RequestsPerObj).sorted() {
+		fmt.Fprintf(w, "   %s\t%.3f\t\n", k, p.RequestsPerObj[k])
+	}
+	_ = w.Flush()
+	if len(p.IdleRequests) > 0 {
+		fmt.Fprintln(out, "\n10. peer operator requests in the idle window:")
+		for _, k := range p.IdleRequests.sorted() {
+			fmt.Fprintf(out, "   %s: %.0f\n", k, p.IdleRequests[k])
 		}
 	}
 }
