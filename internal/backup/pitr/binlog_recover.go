@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -67,8 +68,11 @@ func recoverBinlog(ctx context.Context, bucket *blob.Bucket, base Base, opts Rec
 			}
 		}
 	}
+	// A statement's row events replay as one BINLOG statement: one
+	// statement of many rows makes a packet far above the default limit.
 	srv, err := scratch.New(scratch.Config{Type: scratch.MySQL, Dir: filepath.Join(dir, "s"), BinDir: opts.BinDir,
-		Database: base.Database, RunAsUID: opts.RunAsUID, RunAsGID: opts.RunAsGID, Output: opts.Log})
+		Database: base.Database, RunAsUID: opts.RunAsUID, RunAsGID: opts.RunAsGID, Output: opts.Log,
+		Extra: map[string]string{"max_allowed_packet": "1073741824"}})
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +235,7 @@ func (r *Recovered) replay(ctx context.Context, local string, opts RecoverOption
 	apply := exec.CommandContext(ctx, prog("mariadb"), "--defaults-file="+opt, "--binary-mode",
 		"--max-allowed-packet=1073741824", "--database="+r.Base.Database)
 	apply.Env = dump.CleanEnv()
-	applyErr := &tailWriter{}
+	applyErr := &clientErrors{}
 	apply.Stderr = applyErr
 	pipe, err := dec.StdoutPipe()
 	if err != nil {
@@ -255,6 +259,44 @@ func (r *Recovered) replay(ctx context.Context, local string, opts RecoverOption
 		return fmt.Errorf("replaying the binary log up to %s: %v: %s", last, applyWait, applyErr.String())
 	}
 	return nil
+}
+
+// clientErrors keeps the mariadb client's ERROR lines (the first 300
+// bytes of each of the first three), not the statements it echoes around
+// them, which can be megabytes of a BINLOG statement; without any, the
+// output's last bytes.
+type clientErrors struct {
+	tail   tailWriter
+	line   []byte
+	errors []string
+}
+
+func (c *clientErrors) Write(p []byte) (int, error) {
+	_, _ = c.tail.Write(p)
+	for _, b := range p {
+		if b == '\n' {
+			if l := string(c.line); strings.HasPrefix(l, "ERROR") && len(c.errors) < 3 {
+				c.errors = append(c.errors, l)
+			}
+			c.line = c.line[:0]
+			continue
+		}
+		if len(c.line) < 300 {
+			c.line = append(c.line, b)
+		}
+	}
+	return len(p), nil
+}
+
+func (c *clientErrors) String() string {
+	if l := string(c.line); strings.HasPrefix(l, "ERROR") && len(c.errors) < 3 {
+		c.errors = append(c.errors, l)
+		c.line = c.line[:0]
+	}
+	if len(c.errors) > 0 {
+		return strings.Join(c.errors, "; ")
+	}
+	return c.tail.String()
 }
 
 // tailWriter keeps the last 600 bytes written to it.

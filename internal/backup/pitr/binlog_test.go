@@ -289,8 +289,25 @@ func TestMariaDBPointInTimeRecovery(t *testing.T) {
 	insert(6)
 	stopArchiver = startArchiver()
 	insert(7)
+	// One statement of 100,000 rows: its row events replay as a single
+	// statement of about 30 MB, above the server's default packet limit.
+	if _, err := owner.Exec("CREATE TABLE bulk (id int PRIMARY KEY, body varchar(250)) SELECT seq AS id, REPEAT('y', 200) AS body FROM seq_1_to_100000"); err != nil {
+		t.Fatal(err)
+	}
 	waitArchived(time.Now())
 	t.Run("latest across two streams", func(t *testing.T) { recoverTo(t, nil, []int{1, 2, 3, 4, 5, 6, 7}) })
+	t.Run("a large statement", func(t *testing.T) {
+		rec, err := Recover(ctx, bucket, RecoverOptions{Database: "appdb", WorkDir: filepath.Join(world(t), "work"),
+			BinDir: srv.bin, RunAsUID: srv.cfg.RunAsUID, RunAsGID: srv.cfg.RunAsGID, Log: t.Output()})
+		if err != nil {
+			t.Fatalf("Recover: %v", err)
+		}
+		defer rec.Stop()
+		var n int
+		if err := openMySQL(t, rec.source).QueryRow("SELECT count(*) FROM bulk").Scan(&n); err != nil || n != 100000 {
+			t.Errorf("recovered bulk rows: %d, %v; want 100000", n, err)
+		}
+	})
 
 	t.Run("restore-pitr", func(t *testing.T) {
 		if _, err := root.Exec("CREATE DATABASE restored"); err != nil {
@@ -325,7 +342,7 @@ func TestMariaDBPointInTimeRecovery(t *testing.T) {
 		r, err := verify(ctx, bucket, "appdb", func(k string) string { return env[k] }, &log, func(o *RecoverOptions) {
 			o.RunAsUID, o.RunAsGID, o.BinDir = uid, gid, srv.bin
 		})
-		if err != nil || r.Tables != 1 || r.Rows != 7 || r.RecoveryPoint == nil {
+		if err != nil || r.Tables != 2 || r.Rows != 100007 || r.RecoveryPoint == nil {
 			t.Fatalf("verify-pitr: %+v, %v\n%s", r, err, log.String())
 		}
 	})
@@ -385,6 +402,7 @@ func TestMariaDBPointInTimeRecoveryLarge(t *testing.T) {
 	for _, q := range []string{
 		"CREATE TABLE big (id int PRIMARY KEY, body varchar(80) NOT NULL)",
 		"INSERT INTO big SELECT seq, CONCAT(MD5(seq), REPEAT('x', 40)) FROM seq_1_to_1000000",
+		"ANALYZE TABLE big",
 	} {
 		if _, err := owner.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
