@@ -253,10 +253,10 @@ func (r *Recovered) replay(ctx context.Context, local string, opts RecoverOption
 	decWait := dec.Wait()
 	applyWait := apply.Wait()
 	if decWait != nil {
-		return fmt.Errorf("reading the binary log up to %s: %v: %s", last, decWait, decErr.String())
+		return fmt.Errorf("reading the binary log up to %s: %w: %s", last, decWait, decErr.String())
 	}
 	if applyWait != nil {
-		return fmt.Errorf("replaying the binary log up to %s: %v: %s", last, applyWait, applyErr.String())
+		return fmt.Errorf("replaying the binary log up to %s: %w: %s", last, applyWait, applyErr.String())
 	}
 	return nil
 }
