@@ -59,6 +59,7 @@ func TestBenchSmall(t *testing.T) {
 		}
 		checkSmall(t, res, cfg)
 		checkConfigRollout(t, res, cfg)
+		checkPeer(t, res)
 	})
 	t.Run("Database", func(t *testing.T) {
 		res, cfg := runSmall(t, "Database", 10)
@@ -146,6 +147,7 @@ func smallConfig(t *testing.T, kind string, n int) config {
 		Edits: 3, Invalid: 10, Probes: 3, UnrelatedConfigMaps: 100, UnrelatedSecret: 20,
 		Idle: 5 * time.Second, ControllerManagerQPS: 100, KCMBurst: 200,
 		ConfigConsumers: 40, ConfigChanged: 4, ConfigRounds: 1, ConfigMaxConcurrent: intList{5},
+		Peer: true, PeerConcurrency: 10, // WebApp only
 		Out: filepath.Join(t.TempDir(), "results.json"),
 	}
 }
@@ -207,6 +209,28 @@ func checkConfigRollout(t *testing.T, res *results, cfg config) {
 		if tr.LastAvailableSeconds <= 0 || tr.ReadySeconds <= 0 {
 			t.Errorf("rollout not timed: %+v", tr)
 		}
+	}
+}
+
+// checkPeer checks that the peer operator ran its round before Steward and
+// was measured: its speed and exact write count depend on timing, but each
+// WebApp costs it at least two creates and a status update.
+func checkPeer(t *testing.T, res *results) {
+	t.Helper()
+	p := res.Peer
+	if p == nil || len(p.Seconds) != 1 || p.Seconds[0] <= 0 {
+		t.Fatalf("peer = %+v, want one timed round", p)
+	}
+	for _, k := range []string{"create deployments", "create services"} {
+		if got := p.RequestsPerObj[k]; got != 1 {
+			t.Errorf("peer: %s per WebApp = %v, want 1 (all: %v)", k, got, p.RequestsPerObj)
+		}
+	}
+	if p.ObjectWritesPer < 3 || p.RequestsPerObj["update webapps/status"] < 1 {
+		t.Errorf("peer: %v object writes per WebApp, want at least 3 with a status update (all: %v)", p.ObjectWritesPer, p.RequestsPerObj)
+	}
+	if p.PeakRSS <= 0 || p.StewardOverPeer <= 0 {
+		t.Errorf("peer not measured: peak RSS %v MiB, Steward / peer %v", p.PeakRSS, p.StewardOverPeer)
 	}
 }
 
