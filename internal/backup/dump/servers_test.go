@@ -33,7 +33,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"gocloud.dev/blob"
@@ -163,38 +162,13 @@ func startMariaDB(t *testing.T) *server {
 
 func startServer(t *testing.T, typ string, e engine.Engine, cfg engine.Config, bin string) *server {
 	t.Helper()
-	files, err := e.Render(engine.Tuning{Port: cfg.Port})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(cfg.ConfigDir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	if err := e.InitPrimary(ctx, cfg); err != nil {
-		t.Fatalf("InitPrimary: %v", err)
-	}
-	s, err := e.Start(ctx, cfg)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
+	realserver.StartEngine(t, e, cfg, engine.Tuning{Port: cfg.Port})
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := s.Stop(ctx); err != nil {
-			t.Errorf("stopping the server: %v", err)
-		}
 		out := serverOutput.String()
 		for _, c := range []engine.Credentials{cfg.Superuser, cfg.Owner} {
 			noSecret(t, "the servers' output", out, c.Password)
 		}
 	})
-	if err := s.EnsureUsers(ctx); err != nil {
-		t.Fatalf("EnsureUsers: %v", err)
-	}
 	return &server{typ: typ, cfg: cfg, binDir: bin}
 }
 

@@ -165,6 +165,28 @@ func (a *Archiver) handler() http.Handler {
 	return mux
 }
 
+// receive waits for a started receiving tool to exit and cleans up after
+// it; the archiver counts as receiving once it has run for 3 s.
+func (a *Archiver) receive(t *tool) error {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-time.After(3 * time.Second):
+			a.mu.Lock()
+			a.receiving = true
+			a.mu.Unlock()
+		case <-done:
+		}
+	}()
+	err := t.cmd.Wait()
+	close(done)
+	a.mu.Lock()
+	a.receiving = false
+	a.mu.Unlock()
+	t.cleanup()
+	return err
+}
+
 // receiveLoop runs pg_receivewal again whenever it stops.
 func (a *Archiver) receiveLoop(ctx context.Context) {
 	for ctx.Err() == nil {
@@ -186,22 +208,7 @@ func (a *Archiver) receiveLoop(ctx context.Context) {
 			sleep(ctx, 5*time.Second)
 			continue
 		}
-		done := make(chan struct{})
-		go func() {
-			select {
-			case <-time.After(3 * time.Second):
-				a.mu.Lock()
-				a.receiving = true
-				a.mu.Unlock()
-			case <-done:
-			}
-		}()
-		err = t.cmd.Wait()
-		close(done)
-		a.mu.Lock()
-		a.receiving = false
-		a.mu.Unlock()
-		t.cleanup()
+		err = a.receive(t)
 		if ctx.Err() != nil {
 			return
 		}

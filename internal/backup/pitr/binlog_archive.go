@@ -112,22 +112,7 @@ func (a *Archiver) receiveBinlogLoop(ctx context.Context) {
 			continue
 		}
 		a.logf("streaming the binary log after GTID state %q into %s", from.String(), name)
-		done := make(chan struct{})
-		go func() {
-			select {
-			case <-time.After(3 * time.Second):
-				a.mu.Lock()
-				a.receiving = true
-				a.mu.Unlock()
-			case <-done:
-			}
-		}()
-		err = t.cmd.Wait()
-		close(done)
-		a.mu.Lock()
-		a.receiving = false
-		a.mu.Unlock()
-		t.cleanup()
+		err = a.receive(t)
 		if ctx.Err() != nil {
 			return
 		}

@@ -97,34 +97,8 @@ func startMariaDBPrimary(t *testing.T) *mariaServer {
 		RunAsUID:    uid,
 		RunAsGID:    gid,
 	}
-	e := mysqlengine.MariaDB
 	mysqlengine.Output = serverOutput
-	files, err := e.Render(engine.Tuning{Port: cfg.Port})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(cfg.ConfigDir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := e.InitPrimary(ctx, cfg); err != nil {
-		t.Fatalf("InitPrimary: %v", err)
-	}
-	s, err := e.Start(ctx, cfg)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = s.Stop(ctx)
-	})
-	if err := s.EnsureUsers(ctx); err != nil {
-		t.Fatalf("EnsureUsers: %v", err)
-	}
+	realserver.StartEngine(t, mysqlengine.MariaDB, cfg, engine.Tuning{Port: cfg.Port})
 	return &mariaServer{cfg: cfg, bin: bin}
 }
 

@@ -158,33 +158,7 @@ func startPostgresTuned(t *testing.T, memoryBytes int64) *pgServer {
 		RunAsUID:    uid,
 		RunAsGID:    gid,
 	}
-	e := &postgres.Engine{Output: serverOutput}
-	files, err := e.Render(engine.Tuning{Port: cfg.Port, MemoryBytes: memoryBytes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(cfg.ConfigDir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := e.InitPrimary(ctx, cfg); err != nil {
-		t.Fatalf("InitPrimary: %v", err)
-	}
-	s, err := e.Start(ctx, cfg)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = s.Stop(ctx)
-	})
-	if err := s.EnsureUsers(ctx); err != nil {
-		t.Fatalf("EnsureUsers: %v", err)
-	}
+	realserver.StartEngine(t, &postgres.Engine{Output: serverOutput}, cfg, engine.Tuning{Port: cfg.Port, MemoryBytes: memoryBytes})
 	return &pgServer{cfg: cfg, bin: bin}
 }
 

@@ -40,6 +40,7 @@ limitations under the License.
 package realserver
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -48,6 +49,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/steward-dev/steward/internal/engine"
 )
 
 // RequireEnv is the environment variable that turns a skip for missing
@@ -186,4 +190,40 @@ func FreePort(t testing.TB) int {
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// StartEngine starts a primary as an instance manager would: the engine's
+// rendered configuration for tuning written into cfg.ConfigDir, then
+// InitPrimary, Start and EnsureUsers. The server stops when the test ends.
+func StartEngine(t testing.TB, e engine.Engine, cfg engine.Config, tuning engine.Tuning) engine.Server {
+	t.Helper()
+	files, err := e.Render(tuning)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(cfg.ConfigDir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := e.InitPrimary(ctx, cfg); err != nil {
+		t.Fatalf("InitPrimary: %v", err)
+	}
+	s, err := e.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.Stop(ctx); err != nil {
+			t.Errorf("stopping the server: %v", err)
+		}
+	})
+	if err := s.EnsureUsers(ctx); err != nil {
+		t.Fatalf("EnsureUsers: %v", err)
+	}
+	return s
 }
