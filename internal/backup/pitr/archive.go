@@ -143,6 +143,12 @@ func (a *Archiver) Run(ctx context.Context, listen net.Listener) error {
 	upload, receive := a.uploadOnce, a.receiveLoop
 	if a.Engine == EngineMariaDB {
 		a.binlog = &binlogArchive{streams: map[string]*binlogStream{}}
+		db, err := a.Conn.openMariaDB()
+		if err != nil {
+			return err
+		}
+		defer func() { _ = db.Close() }()
+		a.binlog.primary = db
 		upload, receive = a.uploadBinlogOnce, a.receiveBinlogLoop
 	}
 	var wg sync.WaitGroup

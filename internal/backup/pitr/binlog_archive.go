@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -48,6 +49,14 @@ type binlogArchive struct {
 	// fromPrimary makes the next stream start at the primary's position
 	// (after a gap) instead of after the archive.
 	fromPrimary bool
+	// primary polls the primary's position; asked and askedAt are the
+	// position it answered last, and when it was asked.
+	primary *sql.DB
+	asked   GTIDState
+	askedAt time.Time
+	// uploading serialises uploads: the upload loop's, and the one after
+	// mariadb-binlog stops.
+	uploading sync.Mutex
 }
 
 // binlogStream is one run of mariadb-binlog: its directory, the state it
@@ -176,29 +185,46 @@ func (a *Archiver) binlogResumeState(ctx context.Context) (GTIDState, error) {
 	}
 	a.mu.Lock()
 	a.binlog.fromPrimary = false
+	// After a gap the archive goes on from here (status.gap tells what is
+	// missing before).
+	a.binlog.archived = pos.Clone()
 	a.mu.Unlock()
 	return pos, nil
 }
 
 // primaryGTIDState reads the primary's current GTID position.
 func (c Conn) primaryGTIDState(ctx context.Context) (GTIDState, error) {
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net = c.Username, c.Password, "tcp"
-	cfg.Addr = fmt.Sprintf("%s:%d", c.Host, c.mariadbPort())
-	cfg.Timeout = 15 * time.Second
-	connector, err := mysql.NewConnector(cfg)
+	db, err := c.openMariaDB()
 	if err != nil {
 		return nil, err
 	}
-	db := sql.OpenDB(connector)
 	defer func() { _ = db.Close() }()
-	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	return queryGTIDState(ctx, db)
+}
+
+func queryGTIDState(ctx context.Context, db *sql.DB) (GTIDState, error) {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var pos string
 	if err := db.QueryRowContext(cctx, "SELECT @@GLOBAL.gtid_binlog_pos").Scan(&pos); err != nil {
 		return nil, fmt.Errorf("reading the primary's GTID position: %w", err)
 	}
 	return ParseGTIDState(pos)
+}
+
+// openMariaDB is a connection pool to the primary as the replication user.
+func (c Conn) openMariaDB() (*sql.DB, error) {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net = c.Username, c.Password, "tcp"
+	cfg.Addr = fmt.Sprintf("%s:%d", c.Host, c.mariadbPort())
+	cfg.Timeout, cfg.ReadTimeout = 5*time.Second, 5*time.Second
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(connector)
+	db.SetMaxOpenConns(1)
+	return db, nil
 }
 
 func (c Conn) mariadbPort() int {
@@ -212,6 +238,8 @@ func (c Conn) mariadbPort() int {
 // since the last upload, file by file in order, and removes local files
 // that are uploaded and followed by a newer one.
 func (a *Archiver) uploadBinlogOnce(ctx context.Context) {
+	a.binlog.uploading.Lock()
+	defer a.binlog.uploading.Unlock()
 	a.mu.Lock()
 	wasReceiving := a.receiving
 	streams := make([]*binlogStream, 0, len(a.binlog.streams))
@@ -221,7 +249,19 @@ func (a *Archiver) uploadBinlogOnce(ctx context.Context) {
 	current := a.binlog.current
 	a.mu.Unlock()
 	sort.Slice(streams, func(i, j int) bool { return streams[i].name < streams[j].name })
-	scanned := time.Now().UTC().Add(-receiveDelay)
+	// The archive is complete as of a time only if it holds what the
+	// primary had then: the position asked in the previous round, whose
+	// transactions have had a round to arrive, is checked after this
+	// round's upload. A stalled connection, which mariadb-binlog may not
+	// notice, then stops the archive's end from moving.
+	askedBefore, askedAt := a.binlog.asked, a.binlog.askedAt
+	a.binlog.asked, a.binlog.askedAt = nil, time.Time{}
+	if a.binlog.primary != nil {
+		now := time.Now().UTC()
+		if pos, err := queryGTIDState(ctx, a.binlog.primary); err == nil {
+			a.binlog.asked, a.binlog.askedAt = pos, now
+		}
+	}
 	all := true
 	for _, s := range streams {
 		done, err := a.uploadStream(ctx, s)
@@ -239,7 +279,11 @@ func (a *Archiver) uploadBinlogOnce(ctx context.Context) {
 			a.mu.Unlock()
 		}
 	}
-	a.settle(ctx, all, wasReceiving, scanned)
+	a.mu.Lock()
+	archived := a.binlog.archived
+	a.mu.Unlock()
+	covered := askedBefore != nil && archived != nil && archived.Covers(askedBefore)
+	a.settle(ctx, all && covered, wasReceiving, askedAt)
 }
 
 // uploadStream uploads what one stream's files gained; done reports that

@@ -70,8 +70,10 @@ func recoverBinlog(ctx context.Context, bucket *blob.Bucket, base Base, opts Rec
 	}
 	// A statement's row events replay as one BINLOG statement: one
 	// statement of many rows makes a packet far above the default limit.
+	// The server's output goes where the MariaDB engine's goes (Output is
+	// process-wide, and another server may run in this process).
 	srv, err := scratch.New(scratch.Config{Type: scratch.MySQL, Dir: filepath.Join(dir, "s"), BinDir: opts.BinDir,
-		Database: base.Database, RunAsUID: opts.RunAsUID, RunAsGID: opts.RunAsGID, Output: opts.Log,
+		Database: base.Database, RunAsUID: opts.RunAsUID, RunAsGID: opts.RunAsGID,
 		Extra: map[string]string{"max_allowed_packet": "1073741824"}})
 	if err != nil {
 		return nil, err

@@ -21,10 +21,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -449,4 +451,126 @@ func TestMariaDBPointInTimeRecoveryLarge(t *testing.T) {
 	}
 	t.Logf("restore-pitr of the %.0f MiB database to the latest point (%d binary log chunks): %v in all (recovery point %v)\n%s",
 		size, len(chunks), took.Round(time.Millisecond), r.RecoveryPoint, strings.Join(lines, "\n"))
+}
+
+// pausableProxy forwards TCP connections to a server until paused: then
+// it holds every byte, as a network partition does, without closing.
+type pausableProxy struct {
+	l      net.Listener
+	target string
+	paused atomic.Bool
+}
+
+func startProxy(t *testing.T, target string) *pausableProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pausableProxy{l: l, target: target}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			go p.pipe(c, s)
+			go p.pipe(s, c)
+		}
+	}()
+	return p
+}
+
+func (p *pausableProxy) pipe(dst, src net.Conn) {
+	defer func() { _ = dst.Close(); _ = src.Close() }()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		for p.paused.Load() {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *pausableProxy) port() int { return p.l.Addr().(*net.TCPAddr).Port }
+
+// TestBinlogArchiveStallIsNotCurrent: when the connection to the primary
+// stalls without closing (a partition), mariadb-binlog does not notice,
+// but the archive's end stops moving while the primary takes writes, and
+// moves again once the connection flows.
+func TestBinlogArchiveStallIsNotCurrent(t *testing.T) {
+	srv := startMariaDBPrimary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	bucket, err := fileblob.OpenBucket(world(t), &fileblob.Options{NoTempDir: true, DirFileMode: 0o777})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bucket.Close() }()
+	owner := openMySQL(t, srv.owner())
+	if _, err := owner.Exec("CREATE TABLE marks (id int PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	proxy := startProxy(t, fmt.Sprintf("127.0.0.1:%d", srv.cfg.Port))
+	conn := srv.replication()
+	conn.Port = proxy.port()
+	a := &Archiver{Engine: EngineMariaDB, Conn: conn, Bucket: bucket, Database: "appdb",
+		Dir: filepath.Join(world(t), "binlog"), Interval: 500 * time.Millisecond}
+	actx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = a.Run(actx, nil) }()
+	defer func() { stop(); <-done }()
+	until := func() time.Time {
+		if u := a.Status().ArchivedUntil; u != nil {
+			return *u
+		}
+		return time.Time{}
+	}
+	id := 0
+	write := func() {
+		id++
+		if _, err := owner.Exec("INSERT INTO marks VALUES (?)", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPast := func(at time.Time, what string) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for !until().After(at) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the archive's end %v never passed %v; status %+v", what, until(), at, a.Status())
+			}
+			write()
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	waitPast(time.Now(), "before the stall")
+	proxy.paused.Store(true)
+	stalled := time.Now()
+	time.Sleep(3 * time.Second) // what was in flight settles
+	end := until()
+	for range 20 {
+		write()
+		time.Sleep(500 * time.Millisecond)
+	}
+	if got := until(); got.After(end) || got.After(stalled.Add(2*time.Second)) {
+		t.Errorf("during the stall the archive's end moved from %v to %v (stall at %v): it claims what it does not hold", end, got, stalled)
+	}
+	t.Logf("stalled at %v: the archive's end stayed at %v through 10 s of writes; streaming %v", stalled.Format(time.RFC3339Nano), until().Format(time.RFC3339Nano), a.Status().Streaming)
+	proxy.paused.Store(false)
+	waitPast(time.Now(), "after the stall")
 }
