@@ -218,8 +218,8 @@ func checkConfigRollout(t *testing.T, res *results, cfg config) {
 func checkPeer(t *testing.T, res *results) {
 	t.Helper()
 	p := res.Peer
-	if p == nil || len(p.Seconds) != 1 || p.Seconds[0] <= 0 {
-		t.Fatalf("peer = %+v, want one timed round", p)
+	if p == nil || len(p.Seconds) != 1 || p.Seconds[0] <= 0 || len(p.RawSeconds) != 1 || p.PeerOverRaw <= 0 {
+		t.Fatalf("peer = %+v, want one timed round, and the plain client's beside it", p)
 	}
 	for _, k := range []string{"create deployments", "create services"} {
 		if got := p.RequestsPerObj[k]; got != 1 {
@@ -229,8 +229,8 @@ func checkPeer(t *testing.T, res *results) {
 	if p.ObjectWritesPer < 3 || p.RequestsPerObj["update webapps/status"] < 1 {
 		t.Errorf("peer: %v object writes per WebApp, want at least 3 with a status update (all: %v)", p.ObjectWritesPer, p.RequestsPerObj)
 	}
-	if p.PeakRSS <= 0 || p.StewardOverPeer <= 0 {
-		t.Errorf("peer not measured: peak RSS %v MiB, Steward / peer %v", p.PeakRSS, p.StewardOverPeer)
+	if p.PeakRSS <= 0 || p.StewardOverPeer <= 0 || p.NormalizedStewardOverPeer <= 0 {
+		t.Errorf("peer not measured: peak RSS %v MiB, Steward / peer %v (%v over the plain clients)", p.PeakRSS, p.StewardOverPeer, p.NormalizedStewardOverPeer)
 	}
 }
 

@@ -233,7 +233,7 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 		pods += cfg.ConfigConsumers + cfg.ConfigChanged
 	}
 	if runsPeer(cfg, selected) {
-		pods += cfg.Rounds * cfg.N
+		pods += 2 * cfg.Rounds * cfg.N // its WebApps and the plain client's beside them
 	}
 	nodes := pods/4000 + 2
 	b.logf("Starting a full local cluster: %d fake nodes, kube-controller-manager --kube-api-qps=%d --kube-api-burst=%d", nodes, cfg.ControllerManagerQPS, cfg.KCMBurst)

@@ -54,10 +54,18 @@ type peerResults struct {
 	// Seconds are the peer's bulk convergence times, one per round.
 	Seconds       []float64 `json:"seconds"`
 	MedianSeconds float64   `json:"medianSeconds"`
+	// RawSeconds are the plain client's times in the peer's phase, one
+	// per round, taken beside the peer's as Steward's rounds are beside
+	// theirs: the machine's load may change between the two phases.
+	RawSeconds []float64 `json:"rawSeconds"`
 	// StewardOverPeer is Steward's median convergence time over the peer's.
 	StewardOverPeer float64 `json:"stewardOverPeer"`
-	// PeerOverRaw is the peer's median over the plain client's.
-	PeerOverRaw float64 `json:"peerOverRaw"`
+	// PeerOverRaw is the median of the peer's per-round ratios to the plain
+	// client in its phase; NormalizedStewardOverPeer is Steward's median
+	// ratio to the plain client in its phase over it, which a change of
+	// load between the phases disturbs less than StewardOverPeer.
+	PeerOverRaw               float64 `json:"peerOverRaw"`
+	NormalizedStewardOverPeer float64 `json:"normalizedStewardOverPeer"`
 
 	Objects         int                `json:"objects"`
 	RequestsPerObj  map[string]float64 `json:"requestsPerObject"`
@@ -88,8 +96,13 @@ func (p *peerResults) finish(r *results) {
 	if s := percentile(r.Convergence.StewardSeconds, 50); s > 0 && p.MedianSeconds > 0 {
 		p.StewardOverPeer = s / p.MedianSeconds
 	}
-	if raw := percentile(r.Convergence.RawSeconds, 50); raw > 0 {
-		p.PeerOverRaw = p.MedianSeconds / raw
+	var ratios []float64
+	for i := range min(len(p.Seconds), len(p.RawSeconds)) {
+		ratios = append(ratios, p.Seconds[i]/p.RawSeconds[i])
+	}
+	p.PeerOverRaw = percentile(ratios, 50)
+	if p.PeerOverRaw > 0 {
+		p.NormalizedStewardOverPeer = r.Convergence.MedianRatio / p.PeerOverRaw
 	}
 	n := float64(max(p.Objects, 1))
 	p.RequestsPerObj = map[string]float64{}
@@ -248,6 +261,14 @@ func (b *bench) measurePeer(ctx context.Context, cluster *localcluster.Cluster, 
 	res.Peer = pr
 	var all []string
 	for r := range b.cfg.Rounds {
+		// The plain client's round, first in even rounds, as in Steward's
+		// phase.
+		rawFirst := r%2 == 0
+		if rawFirst {
+			if err := b.peerRawRound(ctx, r, pr, &all); err != nil {
+				return err
+			}
+		}
 		nss, err := b.namespaces(ctx, fmt.Sprintf("peer-%d", r), b.cfg.Namespaces)
 		if err != nil {
 			return err
@@ -280,6 +301,11 @@ func (b *bench) measurePeer(ctx context.Context, cluster *localcluster.Cluster, 
 			pr.total[k] += v
 		}
 		pr.Objects += b.cfg.N
+		if !rawFirst {
+			if err := b.peerRawRound(ctx, r, pr, &all); err != nil {
+				return err
+			}
+		}
 	}
 
 	if b.cfg.Idle > 0 {
@@ -310,6 +336,28 @@ func (b *bench) measurePeer(ctx context.Context, cluster *localcluster.Cluster, 
 		return err
 	}
 	return b.deleteNamespaces(ctx, all)
+}
+
+// peerRawRound times the plain client's round r of the peer's phase and
+// adds its namespaces to all.
+func (b *bench) peerRawRound(ctx context.Context, r int, pr *peerResults, all *[]string) error {
+	nss, err := b.namespaces(ctx, fmt.Sprintf("peer-raw-%d", r), b.cfg.Namespaces)
+	if err != nil {
+		return err
+	}
+	*all = append(*all, nss...)
+	objs, keys := spread(b.cfg.N, nss, b.sc.Raw)
+	start := time.Now()
+	if err := b.createAll(ctx, objs); err != nil {
+		return err
+	}
+	last, err := b.rawReady.waitAll(ctx, keys, convergeTimeout)
+	if err != nil {
+		return fmt.Errorf("plain client beside the peer, round %d: %w", r, err)
+	}
+	pr.RawSeconds = append(pr.RawSeconds, last.Sub(start).Seconds())
+	b.logf("Round %d: plain client created %d WebApps' children, all ready in %.1fs", r+1, b.cfg.N, last.Sub(start).Seconds())
+	return nil
 }
 
 // deleteNamespaces deletes nss and waits until they are gone, so that

@@ -362,9 +362,9 @@ func (r *results) printPeer(out io.Writer) {
 	fmt.Fprintf(w, "   time to all Ready, N=%d, median of %d / %d rounds\t%.1f s\t%.1f s\t%.2fx\t<= 0.8x, %s\t\n",
 		r.Settings.N, len(r.Convergence.StewardSeconds), len(p.Seconds), steward, p.MedianSeconds, p.StewardOverPeer, verdict(p.StewardOverPeer > 0 && p.StewardOverPeer <= 0.8))
 	fmt.Fprintf(w, "   seconds per round\t%s\t%s\t\t\t\n", floats(r.Convergence.StewardSeconds, "%.1f"), floats(p.Seconds, "%.1f"))
-	if p.PeerOverRaw > 0 {
-		fmt.Fprintf(w, "   over the plain client's median (%.1f s)\t%.2fx\t%.2fx\t\t\t\n", percentile(r.Convergence.RawSeconds, 50), steward/percentile(r.Convergence.RawSeconds, 50), p.PeerOverRaw)
-	}
+	fmt.Fprintf(w, "   plain client beside each, seconds per round\t%s\t%s\t\t\t\n", floats(r.Convergence.RawSeconds, "%.1f"), floats(p.RawSeconds, "%.1f"))
+	fmt.Fprintf(w, "   over the plain client beside it, median of rounds\t%.2fx\t%.2fx\t%.2fx\t<= 0.8x, %s\t\n",
+		r.Convergence.MedianRatio, p.PeerOverRaw, p.NormalizedStewardOverPeer, verdict(p.NormalizedStewardOverPeer > 0 && p.NormalizedStewardOverPeer <= 0.8))
 	fmt.Fprintf(w, "   object writes per WebApp, first convergence\t%.2f\t%.2f (+%.2f refused)\t%.2fx\tfewer, %s\t\n",
 		fc.ObjectWritesPer, p.ObjectWritesPer, p.FailedWritesPer, fc.ObjectWritesPer/p.ObjectWritesPer, verdict(fc.ObjectWritesPer < p.ObjectWritesPer))
 	if r.ran("idle") && p.IdleSeconds > 0 {
