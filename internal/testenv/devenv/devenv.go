@@ -99,6 +99,8 @@ type Operator struct {
 	ProbeURL string
 	// PID is the operator's process id.
 	PID int
+	// outPath is the file its output goes to.
+	outPath string
 }
 
 // StartOperator starts the steward binary against the cluster, on free
@@ -171,7 +173,7 @@ func (o *Operator) spawn(out *os.File) error {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	o.cmd, o.done, o.PID = cmd, done, cmd.Process.Pid
+	o.cmd, o.done, o.PID, o.outPath = cmd, done, cmd.Process.Pid, out.Name()
 	return nil
 }
 

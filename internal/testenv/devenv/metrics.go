@@ -19,10 +19,14 @@ package devenv
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
@@ -74,10 +78,25 @@ func metricsToken(ctx context.Context, c *localcluster.Cluster) (string, error) 
 	return ServiceAccountToken(ctx, c, "default", MetricsScraper)
 }
 
-// Metrics reads the operator's /metrics as MetricsScraper.
+// Metrics reads the operator's /metrics as MetricsScraper. A refused
+// connection is retried for up to 30 s while the process runs (its
+// metrics server may start after /readyz answers on a loaded machine); an
+// operator that exited is reported with the end of its output.
 func (o *Operator) Metrics(ctx context.Context) (string, error) {
+	deadline := time.Now().Add(30 * time.Second)
 	code, body, err := GetMetrics(ctx, o.MetricsURL, o.metricsToken)
+	for err != nil && errors.Is(err, syscall.ECONNREFUSED) && !o.Exited() && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+		code, body, err = GetMetrics(ctx, o.MetricsURL, o.metricsToken)
+	}
 	if err != nil {
+		if o.Exited() {
+			return "", fmt.Errorf("%w; the operator has exited (%w); its output ends: %s", err, o.exitErr(), o.outputTail(2000))
+		}
 		return "", err
 	}
 	if code != http.StatusOK {
@@ -112,4 +131,35 @@ func GetMetrics(ctx context.Context, url, token string) (int, string, error) {
 		return 0, "", fmt.Errorf("reading %s: %w", url, err)
 	}
 	return resp.StatusCode, string(body), nil
+}
+
+// exitErr is how the operator process ended; nil while it runs.
+func (o *Operator) exitErr() error {
+	select {
+	case err := <-o.done:
+		o.done <- err
+		if err == nil {
+			return errors.New("exit status 0")
+		}
+		return err
+	default:
+		return nil
+	}
+}
+
+// outputTail is the last n bytes of the operator's output file.
+func (o *Operator) outputTail(n int64) string {
+	if o.outPath == "" {
+		return "(no output file)"
+	}
+	f, err := os.Open(o.outPath)
+	if err != nil {
+		return err.Error()
+	}
+	defer func() { _ = f.Close() }()
+	if info, err := f.Stat(); err == nil && info.Size() > n {
+		_, _ = f.Seek(info.Size()-n, io.SeekStart)
+	}
+	data, _ := io.ReadAll(f)
+	return string(data)
 }
