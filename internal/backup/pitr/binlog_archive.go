@@ -179,7 +179,7 @@ func (a *Archiver) binlogResumeState(ctx context.Context) (GTIDState, error) {
 			return last.To.Clone(), nil
 		}
 	}
-	pos, err := a.Conn.primaryGTIDState(ctx)
+	pos, err := queryGTIDState(ctx, a.binlog.primary)
 	if err != nil {
 		return nil, err
 	}
@@ -190,16 +190,6 @@ func (a *Archiver) binlogResumeState(ctx context.Context) (GTIDState, error) {
 	a.binlog.archived = pos.Clone()
 	a.mu.Unlock()
 	return pos, nil
-}
-
-// primaryGTIDState reads the primary's current GTID position.
-func (c Conn) primaryGTIDState(ctx context.Context) (GTIDState, error) {
-	db, err := c.openMariaDB()
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = db.Close() }()
-	return queryGTIDState(ctx, db)
 }
 
 func queryGTIDState(ctx context.Context, db *sql.DB) (GTIDState, error) {
@@ -256,11 +246,9 @@ func (a *Archiver) uploadBinlogOnce(ctx context.Context) {
 	// notice, then stops the archive's end from moving.
 	askedBefore, askedAt := a.binlog.asked, a.binlog.askedAt
 	a.binlog.asked, a.binlog.askedAt = nil, time.Time{}
-	if a.binlog.primary != nil {
-		now := time.Now().UTC()
-		if pos, err := queryGTIDState(ctx, a.binlog.primary); err == nil {
-			a.binlog.asked, a.binlog.askedAt = pos, now
-		}
+	now := time.Now().UTC()
+	if pos, err := queryGTIDState(ctx, a.binlog.primary); err == nil {
+		a.binlog.asked, a.binlog.askedAt = pos, now
 	}
 	all := true
 	for _, s := range streams {

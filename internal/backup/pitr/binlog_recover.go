@@ -34,6 +34,7 @@ import (
 
 	"github.com/steward-dev/steward/internal/backup/dump"
 	"github.com/steward-dev/steward/internal/backup/scratch"
+	mysqlengine "github.com/steward-dev/steward/internal/engine/mysql"
 )
 
 // recoverBinlog recovers a MariaDB archive: it starts a throwaway server
@@ -345,7 +346,7 @@ func (r *Recovered) readMariaDBTables(ctx context.Context) (tables int, rows int
 	for _, name := range names {
 		var n int64
 		// Every column of every row is read, not an index.
-		q := fmt.Sprintf("SELECT COUNT(*) FROM (SELECT * FROM `%s`) t", escapeIdent(name))
+		q := fmt.Sprintf("SELECT COUNT(*) FROM (SELECT * FROM %s) t", mysqlengine.QuoteIdent(name))
 		if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil {
 			return tables, rows, fmt.Errorf("table %s: %w", name, err)
 		}
@@ -353,15 +354,4 @@ func (r *Recovered) readMariaDBTables(ctx context.Context) (tables int, rows int
 		rows += n
 	}
 	return tables, rows, nil
-}
-
-func escapeIdent(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
-			out = append(out, '`')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }

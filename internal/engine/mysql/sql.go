@@ -36,6 +36,10 @@ func literal(s string) string {
 	return "'" + r.Replace(s) + "'"
 }
 
+// QuoteIdent quotes a MySQL identifier (a database, table or column
+// name) with backquotes.
+func QuoteIdent(s string) string { return ident(s) }
+
 // ident quotes an identifier.
 func ident(s string) string {
 	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
