@@ -17,6 +17,7 @@ limitations under the License.
 package realnode
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -30,12 +31,53 @@ import (
 type storageEngine struct {
 	// container runs the server, with the data volume mounted at mount.
 	container, mount string
+	// super runs SQL as the superuser.
+	super func(ctx context.Context, pod, sql string) (string, error)
+	// refusals are the words of a write refused for want of space.
+	refusals []string
 }
 
 var (
-	postgresStorage = storageEngine{container: "postgres", mount: "/var/lib/postgresql/data"}
-	mariadbStorage  = storageEngine{container: "mariadb", mount: "/var/lib/mysql"}
+	postgresStorage = storageEngine{container: "postgres", mount: "/var/lib/postgresql/data", super: postgresSuper,
+		refusals: []string{"No space left on device", "could not extend file", "server closed the connection", "terminating connection"}}
+	mariadbStorage = storageEngine{container: "mariadb", mount: "/var/lib/mysql", super: mariadbSuper,
+		refusals: []string{"is full", "No space left on device", "errno: 28", "Errcode: 28"}}
 )
+
+// fillUntilRefused inserts more than the space left on the volume until
+// the server refuses a write for want of space (the client's output or
+// kubectl's error says so), and returns when it did. Should the
+// operator grow the volume during an insert far enough for it to
+// succeed, another follows, up to three.
+func (e storageEngine) fillUntilRefused(t *testing.T, pod string) (full time.Time) {
+	t.Helper()
+	var out string
+	var err error
+	for try := range 3 {
+		_, avail, size := e.volumeDF(t, pod)
+		mb := int(avail/1024) + 100
+		began := time.Now()
+		out, err = e.super(t.Context(), pod, e.fillSQL("fill", mb))
+		full = time.Now()
+		if err != nil {
+			t.Logf("inserting %d MiB into %d KiB with %d available: refused %v after it began", mb, size, avail, full.Sub(began).Round(time.Millisecond))
+			break
+		}
+		t.Logf("try %d: the insert of %d MiB succeeded: the volume grew during it", try+1, mb)
+	}
+	if err == nil {
+		t.Fatal("three inserts larger than the space left succeeded")
+	}
+	refusal := out + err.Error()
+	for _, r := range e.refusals {
+		if strings.Contains(refusal, r) {
+			t.Logf("refused: %s", refusal)
+			return full
+		}
+	}
+	t.Fatalf("the insert failed, not for want of space: %s", refusal)
+	return full
+}
 
 // volumeDF is df's view of the instance's data volume, in KiB: used,
 // available, size.
@@ -197,34 +239,9 @@ func TestPostgresStorageGrows(t *testing.T) {
 	}
 
 	// One insert larger than the space left: refused once the volume is
-	// full. Should the operator grow the volume during the insert far
-	// enough for it to succeed, another follows.
-	var out string
-	var err error
-	var began, full time.Time
-	for try := range 3 {
-		_, avail, size = postgresStorage.volumeDF(t, pod)
-		mb := int(avail/1024) + 100
-		began = time.Now()
-		out, err = postgresSuper(t.Context(), pod, postgresStorage.fillSQL("fill", mb))
-		full = time.Now()
-		if err != nil {
-			t.Logf("inserting %d MiB into %d KiB with %d available: refused %v after it began", mb, size, avail, full.Sub(began).Round(time.Millisecond))
-			break
-		}
-		t.Logf("try %d: the insert of %d MiB succeeded: the volume grew during it", try+1, mb)
-	}
-	if err == nil {
-		t.Fatal("three inserts larger than the space left succeeded")
-	}
+	// full.
+	full := postgresStorage.fillUntilRefused(t, pod)
 	grownMi = quantityMi(t, "pvc/data-"+pod, "{.spec.resources.requests.storage}")
-	// kubectl's error carries psql's standard error.
-	refusal := out + err.Error()
-	if !strings.Contains(refusal, "No space left on device") && !strings.Contains(refusal, "could not extend file") &&
-		!strings.Contains(refusal, "server closed the connection") && !strings.Contains(refusal, "terminating connection") {
-		t.Fatalf("the insert failed, not for want of space: %v: %s", err, out)
-	}
-	t.Logf("refused: %s", refusal)
 	used, avail, _ = postgresStorage.volumeDF(t, pod)
 	t.Logf("after the refusal: df shows %d KiB used, %d available (%.0f%%)", used, avail, usedPercent(used, avail))
 	// The operator grows the full volume by itself.
@@ -337,34 +354,9 @@ func TestMariaDBStorageGrows(t *testing.T) {
 	}
 
 	// One insert larger than the space left: refused once the volume is
-	// full. Should the operator grow the volume during the insert far
-	// enough for it to succeed, another follows.
-	var out string
-	var err error
-	var full time.Time
-	for try := range 3 {
-		_, avail, size = e.volumeDF(t, pod)
-		mb := int(avail/1024) + 100
-		began := time.Now()
-		out, err = mariadbSuper(t.Context(), pod, e.fillSQL("fill", mb))
-		full = time.Now()
-		if err != nil {
-			t.Logf("inserting %d MiB into %d KiB with %d available: refused %v after it began", mb, size, avail, full.Sub(began).Round(time.Millisecond))
-			break
-		}
-		t.Logf("try %d: the insert of %d MiB succeeded: the volume grew during it", try+1, mb)
-	}
-	if err == nil {
-		t.Fatal("three inserts larger than the space left succeeded")
-	}
+	// full.
+	full := e.fillUntilRefused(t, pod)
 	grownMi = quantityMi(t, "pvc/data-"+pod, "{.spec.resources.requests.storage}")
-	// kubectl's error carries the client's standard error.
-	refusal := out + err.Error()
-	if !strings.Contains(refusal, "is full") && !strings.Contains(refusal, "No space left on device") &&
-		!strings.Contains(refusal, "errno: 28") && !strings.Contains(refusal, "Errcode: 28") {
-		t.Fatalf("the insert failed, not for want of space: %v: %s", err, out)
-	}
-	t.Logf("refused: %s", refusal)
 	used, avail, _ = e.volumeDF(t, pod)
 	t.Logf("after the refusal: df shows %d KiB used, %d available (%.0f%%)", used, avail, usedPercent(used, avail))
 	if avail >= 20*1024 {
