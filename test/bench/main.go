@@ -420,19 +420,11 @@ func (b *bench) measureConvergence(ctx context.Context, res *results) error {
 				b.logf("Round %d: plain client created %d %ss' children, all ready in %.1fs", r+1, b.cfg.N, b.sc.Kind(), last.Sub(start).Seconds())
 				continue
 			}
-			before, err := scrapeRequests(ctx, b.operator)
-			if err != nil {
-				return err
-			}
-			objs, keys := spread(b.cfg.N, nss, func(ns string, i int) []client.Object { return []client.Object{b.sc.New(ns, i, false)} })
-			start := time.Now()
-			if err := b.createAll(ctx, objs); err != nil {
-				return err
-			}
-			last, err := b.ready.waitAll(ctx, keys, convergeTimeout)
+			br, err := b.operatorRound(ctx, b.operator, nss)
 			if err != nil {
 				return fmt.Errorf("steward, round %d: %w", r, err)
 			}
+			before, start, last, keys := br.before, br.start, br.last, br.keys
 			res.Convergence.StewardSeconds = append(res.Convergence.StewardSeconds, last.Sub(start).Seconds())
 			res.Memory.Bulk = append(res.Memory.Bulk, summarize(b.mem.between(start, last)))
 			b.logf("Round %d: Steward converged %d %ss in %.1fs", r+1, b.cfg.N, b.sc.Kind(), last.Sub(start).Seconds())
@@ -622,4 +614,31 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.WriteFile(path, raw, 0o644)
+}
+
+// bulkRound is one operator's bulk round: its request counts from before
+// it, when the creates began, when the last object was ready, and the
+// objects.
+type bulkRound struct {
+	before      requestCounts
+	start, last time.Time
+	keys        []client.ObjectKey
+}
+
+// operatorRound creates N objects of the scenario across nss for the
+// operator whose metrics op reads to converge.
+func (b *bench) operatorRound(ctx context.Context, op metricsReader, nss []string) (bulkRound, error) {
+	var br bulkRound
+	var err error
+	if br.before, err = scrapeRequests(ctx, op); err != nil {
+		return br, err
+	}
+	var objs []client.Object
+	objs, br.keys = spread(b.cfg.N, nss, func(ns string, i int) []client.Object { return []client.Object{b.sc.New(ns, i, false)} })
+	br.start = time.Now()
+	if err := b.createAll(ctx, objs); err != nil {
+		return br, err
+	}
+	br.last, err = b.ready.waitAll(ctx, br.keys, convergeTimeout)
+	return br, err
 }

@@ -274,19 +274,11 @@ func (b *bench) measurePeer(ctx context.Context, cluster *localcluster.Cluster, 
 			return err
 		}
 		all = append(all, nss...)
-		before, err := scrapeRequests(ctx, p)
-		if err != nil {
-			return err
-		}
-		objs, keys := spread(b.cfg.N, nss, func(ns string, i int) []client.Object { return []client.Object{b.sc.New(ns, i, false)} })
-		start := time.Now()
-		if err := b.createAll(ctx, objs); err != nil {
-			return err
-		}
-		last, err := b.ready.waitAll(ctx, keys, convergeTimeout)
+		br, err := b.operatorRound(ctx, p, nss)
 		if err != nil {
 			return fmt.Errorf("peer, round %d: %w", r, err)
 		}
+		before, start, last := br.before, br.start, br.last
 		pr.Seconds = append(pr.Seconds, last.Sub(start).Seconds())
 		pr.MemoryBulk = append(pr.MemoryBulk, summarize(mem.between(start, last)))
 		b.logf("Round %d: the peer converged %d WebApps in %.1fs", r+1, b.cfg.N, last.Sub(start).Seconds())
