@@ -19,6 +19,8 @@ limitations under the License.
 package conditions
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -101,4 +103,13 @@ type Problem struct {
 // the problem is gone.
 func SetProblem(conds *[]metav1.Condition, gen int64, p Problem) {
 	Set(conds, gen, False(p.Reason, p.Message), False(p.Reason, p.Message), True(p.Reason, p.Message))
+}
+
+// TrueFor is how long the condition of type t has been True in conds at
+// now, or zero when it is not True.
+func TrueFor(conds []metav1.Condition, t string, now time.Time) time.Duration {
+	if c := meta.FindStatusCondition(conds, t); c != nil && c.Status == metav1.ConditionTrue {
+		return now.Sub(c.LastTransitionTime.Time)
+	}
+	return 0
 }

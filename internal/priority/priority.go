@@ -20,6 +20,7 @@ package priority
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,4 +52,23 @@ func SpecChangesFirst() handler.TypedEventHandler[client.Object, reconcile.Reque
 			q.Add(req)
 		},
 	}
+}
+
+// Recheck is the priority of a look again, without a watch event, at an
+// object that waits on its user (an invalid spec, a Secret that does not
+// exist): below new objects, spec changes and every other event, so that
+// a thousand broken objects do not delay a valid one.
+const Recheck = -10
+
+// MaxRecheck bounds the delay between looks at an object that waits on its
+// user: the delay grows with the wait up to it.
+const MaxRecheck = 5 * time.Minute
+
+// RecheckAfter looks again at an object that has waited on its user for
+// waited: after as long again, between lo and hi, at priority Recheck. The
+// checks thin out as the wait goes on (1, 2, 4 minutes ... after the problem
+// began, for lo one minute), and any change to the object is still seen at
+// once through its watch.
+func RecheckAfter(waited, lo, hi time.Duration) reconcile.Result {
+	return reconcile.Result{RequeueAfter: min(max(waited, lo), hi), Priority: new(Recheck)}
 }

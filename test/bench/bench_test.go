@@ -79,14 +79,13 @@ func TestBenchSmall(t *testing.T) {
 				t.Errorf("%s per Database = %v, want %v (all: %v)", k, got, n, fc.RequestsPerObj)
 			}
 		}
-		// The status is written at each step of the rollout that changes
-		// it: Creating with no instance yet, Creating with the instance
-		// created and then updated but not ready (each skipped when the
-		// next step comes before the Database is reconciled again), then
-		// Running: 2 to 4 writes, depending on timing.
+		// The status is written at the first reconcile (Creating, so that
+		// kstatus reads the Database as in progress) and at Ready, the
+		// steps between held back; a reconcile that reads a stale cache
+		// repeats the first.
 		status := fc.RequestsPerObj["patch databases/status"]
-		if status < 2 || status > 4 {
-			t.Errorf("status writes per Database = %v, want 2 to 4", status)
+		if status < 2 || status > 2.5 {
+			t.Errorf("status writes per Database = %v, want 2 to 2.5", status)
 		}
 		if !near(fc.ObjectWritesPer, fixed+status) {
 			t.Errorf("object writes per Database = %v, want %v + %v status (all: %v)", fc.ObjectWritesPer, fixed, status, fc.RequestsPerObj)
@@ -117,13 +116,12 @@ func TestBenchSmall(t *testing.T) {
 				t.Errorf("%s per stack = %v, want %v (all: %v)", k, got, n, s.RequestsPerStack)
 			}
 		}
-		// A stack's status records each component's Ready reason, so it
-		// is written again when a component's reason changes. A WebApp's
-		// first status is now written at once (Creating, for kstatus),
-		// which is one more change per WebApp the stack sees: about 10 in
-		// a small run, where it was about 7.
-		if w := s.StatusWritesPerStack; w < 1 || w > 16 {
-			t.Errorf("AppStack status writes per stack = %v, want 1 to 16", w)
+		// A stack's status is written at the first reconcile and when the
+		// stack is Ready, the components' progress between held back for
+		// up to 30 s after its creation: a stack slower than that (a loaded
+		// machine) writes again at each change of a component's reason.
+		if w := s.StatusWritesPerStack; w < 2 || w > 6 {
+			t.Errorf("AppStack status writes per stack = %v, want 2 to 6", w)
 		}
 		if res.Idle.Writes != 0 {
 			t.Errorf("%v writes in the idle window: %v", res.Idle.Writes, res.Idle.Requests)

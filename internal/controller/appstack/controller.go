@@ -103,7 +103,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// stays that of the last plan carried out.
 		return ctrl.Result{}, err
 	}
-	if err := status.Write(ctx, r.Client, stack, &stack.Status, computeStatus(stack, obs, p, now)); err != nil {
+	next := computeStatus(stack, obs, p, now)
+	if wait := settleDelay(stack, next, now); wait > 0 {
+		if p.requeue > 0 {
+			wait = min(wait, p.requeue)
+		}
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if err := status.Write(ctx, r.Client, stack, &stack.Status, next); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: p.requeue}, nil

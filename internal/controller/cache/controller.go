@@ -102,6 +102,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	next := computeStatus(c, obs)
+	// A new Cache's status writes are held back during its first rollout.
+	wait := v1alpha1.SettleDelay(c.CreationTimestamp.Time, c.Status.ObservedGeneration, next.ObservedGeneration,
+		c.Status.Conditions, next.Conditions, time.Now(), v1alpha1.ReasonCreating)
+	if wait > 0 && err == nil {
+		if obs.recheck > 0 {
+			wait = min(wait, obs.recheck)
+		}
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	r.announce(c, obs, &next)
 	if werr := status.Write(ctx, r.Client, c, &c.Status, next); werr != nil {
 		return ctrl.Result{}, errors.Join(err, werr)
@@ -110,7 +119,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if obs.problem != nil {
-		return ctrl.Result{RequeueAfter: retryUserError}, nil
+		return priority.RecheckAfter(conditions.TrueFor(next.Conditions, v1alpha1.ConditionDegraded, time.Now()), retryUserError, priority.MaxRecheck), nil
 	}
 	// A pod that cannot start yet is looked at again when it reaches the
 	// stuck pod timeout: the passing of time sends no event.

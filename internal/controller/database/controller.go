@@ -136,6 +136,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		obs.problem = &conditions.Problem{Reason: v1alpha1.ReasonReconcileError, Message: err.Error()}
 	}
 	next := computeStatus(db, obs)
+	if wait := settleDelay(db, next, time.Now()); wait > 0 && err == nil {
+		if obs.recheck > 0 {
+			wait = min(wait, obs.recheck)
+		}
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	r.announce(db, &next)
 	if werr := status.Write(ctx, r.Client, db, &db.Status, next); werr != nil {
 		return ctrl.Result{}, errors.Join(err, werr)
@@ -144,7 +150,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if obs.problem != nil {
-		return ctrl.Result{RequeueAfter: retryUserError}, nil
+		return priority.RecheckAfter(conditions.TrueFor(next.Conditions, v1alpha1.ConditionDegraded, time.Now()), retryUserError, priority.MaxRecheck), nil
 	}
 	// A pod that cannot start yet is looked at again when it reaches the
 	// stuck pod timeout: the passing of time sends no event.

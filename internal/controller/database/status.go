@@ -21,6 +21,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -138,6 +139,19 @@ func observedFields(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSt
 	if b := obs.backup; b != nil && b.Status.LastBackup != nil {
 		st.LastBackup = b.Status.LastBackup.DeepCopy()
 	}
+}
+
+// settleDelay holds back the status writes of a new Database during its
+// first rollout (v1alpha1.SettleDelay), but never a change of what the
+// status remembers for the operator: the term (after which an empty data
+// directory is lost data), a role change, a bootstrap restore.
+func settleDelay(db *v1alpha1.Database, next v1alpha1.DatabaseStatus, now time.Time) time.Duration {
+	cur := db.Status
+	if next.Term != cur.Term || next.BootstrapRestore != cur.BootstrapRestore || !equality.Semantic.DeepEqual(next.RoleChange, cur.RoleChange) {
+		return 0
+	}
+	return v1alpha1.SettleDelay(db.CreationTimestamp.Time, cur.ObservedGeneration, next.ObservedGeneration,
+		cur.Conditions, next.Conditions, now, v1alpha1.ReasonCreating)
 }
 
 // rolloutStatus sets the phase and conditions of a Database whose

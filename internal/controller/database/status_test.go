@@ -128,3 +128,37 @@ func TestIsInstancePod(t *testing.T) {
 		}
 	}
 }
+
+// TestSettleDelay holds back the status of a new Database between its first
+// write and Ready, but not a change of the term it remembers, and not Ready.
+func TestSettleDelay(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	db := orders(nil)
+	db.CreationTimestamp = metav1.NewTime(now.Add(-time.Second))
+	first := computeStatus(db, observed{statefulSet: instances(0)})
+	if got := settleDelay(db, first, now); got != 0 {
+		t.Errorf("no status yet: delay %s, want none (the first status is written at once)", got)
+	}
+	db.Status = *first.DeepCopy()
+	later := *first.DeepCopy()
+	later.ReadyReplicas = 0
+	later.Instances = []v1alpha1.DatabaseInstance{{Name: "orders-0"}}
+	if got := settleDelay(db, later, now); got != v1alpha1.FirstRolloutSettle-time.Second {
+		t.Errorf("creating, 1 s old: delay %s, want %s", got, v1alpha1.FirstRolloutSettle-time.Second)
+	}
+	served := *later.DeepCopy()
+	served.Term = 1
+	if got := settleDelay(db, served, now); got != 0 {
+		t.Errorf("the first primary served (term 1): delay %s, want none", got)
+	}
+	if got := settleDelay(db, later, now.Add(v1alpha1.FirstRolloutSettle)); got > 0 {
+		t.Errorf("past the settle time: delay %s, want none", got)
+	}
+	ready := computeStatus(db, observed{statefulSet: instances(1)})
+	if c := meta.FindStatusCondition(ready.Conditions, v1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("one ready instance: Ready = %+v, want True", c)
+	}
+	if got := settleDelay(db, ready, now); got != 0 {
+		t.Errorf("ready: delay %s, want none", got)
+	}
+}

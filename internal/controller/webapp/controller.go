@@ -31,7 +31,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -59,18 +58,9 @@ var phases = []string{
 	string(v1alpha1.WebAppRunning), string(v1alpha1.WebAppDegraded),
 }
 
-// newAppSettle is how long a new WebApp's first status write may be held
-// back while its first rollout is under way. It is long enough for a bulk
-// create of thousands of WebApps to converge with one status write each,
-// and short enough that a slow first rollout shows its progress soon.
-const newAppSettle = 30 * time.Second
-
-// minWaitRetry and maxWaitRetry bound the delay between checks for an
-// object a WebApp waits for.
-const (
-	minWaitRetry = 5 * time.Second
-	maxWaitRetry = 5 * time.Minute
-)
+// minWaitRetry is the first delay between checks for an object a WebApp
+// waits for; it grows with the wait up to priority.MaxRecheck.
+const minWaitRetry = 5 * time.Second
 
 // retryUserError is how long to wait before trying again after a problem
 // the user must fix, which no watch event may announce.
@@ -151,7 +141,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: retryDelay(obs, next, time.Now())}, nil
+	return retryAfter(obs, next, time.Now()), nil
 }
 
 // checkPullSecrets returns what the WebApp waits for when an image pull
@@ -180,42 +170,27 @@ func (r *Reconciler) checkPullSecrets(ctx context.Context, app *v1alpha1.WebApp)
 	}, nil
 }
 
-// settleDelay holds back the status writes of a new WebApp between its
-// first one and the end of its first rollout, for at most newAppSettle after
-// creation. The first status is written at once, so that kstatus-aware tools
-// read the WebApp as in progress from its first reconcile (without a status
-// they would read it as done); the next is written when the WebApp becomes
-// Ready, runs into a problem, its spec changes, or the delay ends: two status
-// writes instead of one per step of the rollout.
+// settleDelay holds back the status writes of a new WebApp during its first
+// rollout (v1alpha1.SettleDelay).
 func settleDelay(app *v1alpha1.WebApp, next v1alpha1.WebAppStatus, now time.Time) time.Duration {
-	if app.Status.ObservedGeneration != next.ObservedGeneration {
-		return 0
-	}
-	for _, conds := range [][]metav1.Condition{app.Status.Conditions, next.Conditions} {
-		if ready := meta.FindStatusCondition(conds, v1alpha1.ConditionReady); ready == nil || ready.Reason != v1alpha1.ReasonCreating {
-			return 0
-		}
-	}
-	return app.CreationTimestamp.Add(newAppSettle).Sub(now)
+	return v1alpha1.SettleDelay(app.CreationTimestamp.Time, app.Status.ObservedGeneration, next.ObservedGeneration,
+		app.Status.Conditions, next.Conditions, now, v1alpha1.ReasonCreating)
 }
 
-// retryDelay is when to look again without a watch event: after a problem
-// only the user can fix, while waiting for an object, with a delay that
-// grows with the wait, and when a pod that cannot start reaches the stuck
-// pod timeout. Pull Secrets are not watched; a bound Database or Cache is,
-// and the delay only backs its watch up.
-func retryDelay(obs observed, status v1alpha1.WebAppStatus, now time.Time) time.Duration {
+// retryAfter is when to look again without a watch event: after a problem
+// only the user can fix and while waiting for an object, with a delay that
+// grows with the wait and below every watch event in the queue
+// (priority.RecheckAfter); and when a pod that cannot start reaches the
+// stuck pod timeout. Pull Secrets are not watched; a bound Database or
+// Cache is, and the delay only backs its watch up.
+func retryAfter(obs observed, status v1alpha1.WebAppStatus, now time.Time) ctrl.Result {
 	switch {
 	case obs.problem != nil:
-		return retryUserError
+		return priority.RecheckAfter(conditions.TrueFor(status.Conditions, v1alpha1.ConditionDegraded, now), retryUserError, priority.MaxRecheck)
 	case obs.waiting != nil:
-		since := time.Duration(0)
-		if c := meta.FindStatusCondition(status.Conditions, v1alpha1.ConditionProgressing); c != nil {
-			since = now.Sub(c.LastTransitionTime.Time)
-		}
-		return min(max(since, minWaitRetry), maxWaitRetry)
+		return priority.RecheckAfter(conditions.TrueFor(status.Conditions, v1alpha1.ConditionProgressing, now), minWaitRetry, priority.MaxRecheck)
 	}
-	return obs.recheck
+	return ctrl.Result{RequeueAfter: obs.recheck}
 }
 
 // child pairs the desired state of one child with its live object.

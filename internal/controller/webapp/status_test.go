@@ -28,6 +28,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/priority"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
@@ -263,10 +264,10 @@ func TestSettleDelay(t *testing.T) {
 		t.Errorf("no status yet: delay %s, want none (the first status is written at once)", got)
 	}
 	app.Status = *creating.DeepCopy()
-	if got := settleDelay(app, creating, created.Add(500*time.Millisecond)); got != newAppSettle-500*time.Millisecond {
-		t.Errorf("creating, 0.5 s old: delay %s, want %s", got, newAppSettle-500*time.Millisecond)
+	if got := settleDelay(app, creating, created.Add(500*time.Millisecond)); got != v1alpha1.FirstRolloutSettle-500*time.Millisecond {
+		t.Errorf("creating, 0.5 s old: delay %s, want %s", got, v1alpha1.FirstRolloutSettle-500*time.Millisecond)
 	}
-	if got := settleDelay(app, creating, created.Add(newAppSettle+time.Second)); got > 0 {
+	if got := settleDelay(app, creating, created.Add(v1alpha1.FirstRolloutSettle+time.Second)); got > 0 {
 		t.Errorf("creating, past the settle time: delay %s, want none", got)
 	}
 	if got := settleDelay(app, running, created.Add(100*time.Millisecond)); got != 0 {
@@ -289,6 +290,11 @@ func TestRetryDelay(t *testing.T) {
 			Type: v1alpha1.ConditionProgressing, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-d)),
 		}}}
 	}
+	degradedSince := func(d time.Duration) v1alpha1.WebAppStatus {
+		return v1alpha1.WebAppStatus{Conditions: []metav1.Condition{{
+			Type: v1alpha1.ConditionDegraded, Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-d)),
+		}}}
+	}
 	w := observed{waiting: &conditions.Problem{}}
 	for _, tt := range []struct {
 		obs    observed
@@ -297,13 +303,19 @@ func TestRetryDelay(t *testing.T) {
 	}{
 		{observed{}, v1alpha1.WebAppStatus{}, 0},
 		{observed{problem: &conditions.Problem{}}, v1alpha1.WebAppStatus{}, retryUserError},
+		{observed{problem: &conditions.Problem{}}, degradedSince(3 * time.Minute), 3 * time.Minute},
+		{observed{problem: &conditions.Problem{}}, degradedSince(time.Hour), priority.MaxRecheck},
 		{w, waitingSince(0), minWaitRetry},
 		{w, waitingSince(40 * time.Second), 40 * time.Second},
-		{w, waitingSince(time.Hour), maxWaitRetry},
+		{w, waitingSince(time.Hour), priority.MaxRecheck},
 		{observed{recheck: 42 * time.Second}, v1alpha1.WebAppStatus{}, 42 * time.Second},
 	} {
-		if got := retryDelay(tt.obs, tt.status, now); got != tt.want {
-			t.Errorf("retryDelay(%+v) = %s, want %s", tt.obs, got, tt.want)
+		got := retryAfter(tt.obs, tt.status, now)
+		if got.RequeueAfter != tt.want {
+			t.Errorf("retryAfter(%+v) = %s, want %s", tt.obs, got.RequeueAfter, tt.want)
+		}
+		if recheck := tt.obs.problem != nil || tt.obs.waiting != nil; recheck != (got.Priority != nil && *got.Priority == priority.Recheck) {
+			t.Errorf("retryAfter(%+v): priority %v, want priority.Recheck only for a problem or a wait", tt.obs, got.Priority)
 		}
 	}
 }
@@ -337,7 +349,7 @@ func TestStuckPodsDegradeAfterTheTimeout(t *testing.T) {
 	if st.Phase != v1alpha1.WebAppDeploying || obs.recheck <= 0 || obs.recheck > time.Minute+2*time.Second {
 		t.Fatalf("within the timeout: phase %s, recheck after %v; want Deploying and a recheck in about a minute", st.Phase, obs.recheck)
 	}
-	if got := retryDelay(obs, st, now); got != obs.recheck {
+	if got := retryAfter(obs, st, now).RequeueAfter; got != obs.recheck {
 		t.Errorf("retry after %v, want the recheck %v", got, obs.recheck)
 	}
 
