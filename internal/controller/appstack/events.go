@@ -55,8 +55,10 @@ func (r *Reconciler) announceRemoval(stack *v1alpha1.AppStack, removed []removeS
 }
 
 // announceWait emits the events of a held step: Blocked once per
-// dependency it waits for, and DependencyTimeout once that wait is too
-// long. The reason of the wait changes as the dependency progresses, and
+// dependency it waits for, for a component that exists (a change to it is
+// held), and DependencyTimeout once that wait is too long. A component not
+// created yet waits as the dependency order says: its status line says so,
+// and its Created event says why now. The reason of the wait changes as the dependency progresses, and
 // the status may be read from a cache that has not seen the last write:
 // what was announced is remembered instead. A step not held forgets it.
 func (r *Reconciler) announceWait(stack *v1alpha1.AppStack, s step) {
@@ -64,7 +66,7 @@ func (r *Reconciler) announceWait(stack *v1alpha1.AppStack, s step) {
 		r.forget(stack, s.c.name)
 		return
 	}
-	if r.firstNotice(stack, s.c.name, s.waitsFor) {
+	if s.c.exists && r.firstNotice(stack, s.c.name, s.waitsFor) {
 		r.Recorder.Eventf(stack, s.waitsForObject(), corev1.EventTypeNormal, v1alpha1.EventBlocked, "Deploy",
 			"%s %s is held: %s", s.c.kind, s.c.name, s.held)
 	}
