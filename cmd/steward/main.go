@@ -89,6 +89,7 @@ func run() error {
 	fs.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", opts.MetricsCertDir, "Directory of the metrics server's tls.crt and tls.key, reloaded when they change; empty or without them, a self-signed certificate is generated at each start.")
 	fs.BoolVar(&opts.EnableHTTP2, "enable-http2", opts.EnableHTTP2, "Let the metrics and webhook servers speak HTTP/2; off, they speak HTTP/1.1 only.")
 	fs.StringVar(&opts.ProbeAddr, "health-probe-bind-address", opts.ProbeAddr, `Address of /healthz and /readyz; "0" turns them off.`)
+	fs.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", `Address of Go's /debug/pprof profiles (heap, CPU, goroutines), served without authentication: bind it to localhost; "0" turns them off.`)
 	fs.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "Elect a leader so that only one replica reconciles.")
 	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", opts.LeaderElectionID, "Name of the leader election Lease.")
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", opts.LeaderElectionNamespace, "Namespace of the Lease; in a pod, the pod's namespace by default.")

@@ -77,6 +77,9 @@ type Options struct {
 	EnableHTTP2 bool
 	// ProbeAddr is where /healthz and /readyz are served; "0" turns them off.
 	ProbeAddr string
+	// PprofAddr is where Go's /debug/pprof profiles are served, without
+	// authentication; empty or "0" (the default) turns them off.
+	PprofAddr string
 
 	// LeaderElection makes only one replica reconcile at a time.
 	LeaderElection bool
@@ -262,6 +265,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Scheme:                        Scheme(),
 		Metrics:                       metricsOptions(opts),
 		HealthProbeBindAddress:        opts.ProbeAddr,
+		PprofBindAddress:              opts.PprofAddr,
 		LeaderElection:                opts.LeaderElection,
 		LeaderElectionID:              opts.LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,

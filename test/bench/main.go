@@ -428,6 +428,11 @@ func (b *bench) measureConvergence(ctx context.Context, res *results) error {
 			res.Convergence.StewardSeconds = append(res.Convergence.StewardSeconds, last.Sub(start).Seconds())
 			res.Memory.Bulk = append(res.Memory.Bulk, summarize(b.mem.between(start, last)))
 			b.logf("Round %d: Steward converged %d %ss in %.1fs", r+1, b.cfg.N, b.sc.Kind(), last.Sub(start).Seconds())
+			if r == b.cfg.Rounds-1 {
+				if err := b.saveHeap(ctx, b.operator, "steward-heap.pprof"); err != nil {
+					return err
+				}
+			}
 			if err := b.quiet(ctx); err != nil {
 				return err
 			}

@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -29,6 +30,7 @@ import (
 	"time"
 
 	"github.com/steward-dev/steward/internal/metrics"
+	"github.com/steward-dev/steward/internal/testenv/devenv"
 )
 
 // requestCounts are the operator's API requests, keyed "verb resource".
@@ -40,10 +42,27 @@ type requestCounts map[string]float64
 
 var labelRE = regexp.MustCompile(`(\w+)="([^"]*)"`)
 
-// metricsReader is an operator process's /metrics: Steward's
+// metricsReader is an operator process's /metrics and profiles: Steward's
 // (*devenv.Operator) or the peer's.
 type metricsReader interface {
 	Metrics(ctx context.Context) (string, error)
+	// Profiles is the base URL of its /debug/pprof.
+	Profiles() string
+}
+
+// saveHeap writes op's heap profile, after a garbage collection, beside the
+// results as name: `go tool pprof -top -sample_index=inuse_space` reads it.
+func (b *bench) saveHeap(ctx context.Context, op metricsReader, name string) error {
+	body, err := devenv.Get(ctx, op.Profiles()+"/heap?gc=1")
+	if err != nil {
+		return fmt.Errorf("reading the heap profile: %w", err)
+	}
+	path := filepath.Join(filepath.Dir(b.cfg.Out), name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b.logf("Heap profile after the last bulk round: %s", path)
+	return os.WriteFile(path, []byte(body), 0o644)
 }
 
 // scrapeRequests reads steward_api_requests_total from the operator; the

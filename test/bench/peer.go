@@ -127,11 +127,14 @@ func (p *peerResults) finish(r *results) {
 
 // peerProcess is a running peer operator.
 type peerProcess struct {
-	cmd                  *exec.Cmd
-	done                 chan error
-	pid                  int
-	metricsURL, probeURL string
+	cmd                            *exec.Cmd
+	done                           chan error
+	pid                            int
+	metricsURL, probeURL, pprofURL string
 }
+
+// Profiles is the base URL of the peer's /debug/pprof.
+func (p *peerProcess) Profiles() string { return p.pprofURL }
 
 // Metrics reads the peer's /metrics.
 func (p *peerProcess) Metrics(ctx context.Context) (string, error) {
@@ -174,10 +177,15 @@ func startPeer(ctx context.Context, c *localcluster.Cluster, bin string, out *os
 	if err != nil {
 		return nil, err
 	}
+	pprofPort, err := loopbackPort()
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(bin,
 		"--kubeconfig="+c.Kubeconfig(),
 		"--metrics-bind-address=127.0.0.1:"+strconv.Itoa(metricsPort),
 		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(probePort),
+		"--pprof-bind-address=127.0.0.1:"+strconv.Itoa(pprofPort),
 		"--leader-elect=true", "--leader-election-namespace=default",
 		"--concurrency="+strconv.Itoa(concurrency),
 	)
@@ -190,6 +198,7 @@ func startPeer(ctx context.Context, c *localcluster.Cluster, bin string, out *os
 		cmd: cmd, done: make(chan error, 1), pid: cmd.Process.Pid,
 		metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
 		probeURL:   fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort),
+		pprofURL:   fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", pprofPort),
 	}
 	go func() { p.done <- cmd.Wait() }()
 	deadline := time.Now().Add(3 * time.Minute)
@@ -282,6 +291,11 @@ func (b *bench) measurePeer(ctx context.Context, cluster *localcluster.Cluster, 
 		pr.Seconds = append(pr.Seconds, last.Sub(start).Seconds())
 		pr.MemoryBulk = append(pr.MemoryBulk, summarize(mem.between(start, last)))
 		b.logf("Round %d: the peer converged %d WebApps in %.1fs", r+1, b.cfg.N, last.Sub(start).Seconds())
+		if r == b.cfg.Rounds-1 {
+			if err := b.saveHeap(ctx, p, "peer-heap.pprof"); err != nil {
+				return err
+			}
+		}
 		if err := quiet(ctx, p); err != nil {
 			return fmt.Errorf("peer: %w", err)
 		}

@@ -97,6 +97,8 @@ type Operator struct {
 	metricsToken string
 	// ProbeURL is the base URL of /healthz and /readyz.
 	ProbeURL string
+	// PprofURL is the base URL of the operator's /debug/pprof profiles.
+	PprofURL string
 	// PID is the operator's process id.
 	PID int
 	// outPath is the file its output goes to.
@@ -120,6 +122,10 @@ func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, 
 	if err != nil {
 		return nil, err
 	}
+	pprofPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	if err := registerWebhooks(ctx, c, webhookPort); err != nil {
 		return nil, err
 	}
@@ -131,6 +137,7 @@ func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, 
 		"--kubeconfig=" + c.Kubeconfig(),
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(probePort),
+		"--pprof-bind-address=127.0.0.1:" + strconv.Itoa(pprofPort),
 		"--leader-election-namespace=default",
 		"--webhook-host=127.0.0.1",
 		"--webhook-port=" + strconv.Itoa(webhookPort),
@@ -148,6 +155,7 @@ func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, 
 		MetricsURL:   fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort),
 		metricsToken: token,
 		ProbeURL:     fmt.Sprintf("http://127.0.0.1:%d", probePort),
+		PprofURL:     fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", pprofPort),
 	}
 	if err := o.spawn(out); err != nil {
 		return nil, err

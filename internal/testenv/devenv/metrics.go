@@ -78,6 +78,9 @@ func metricsToken(ctx context.Context, c *localcluster.Cluster) (string, error) 
 	return ServiceAccountToken(ctx, c, "default", MetricsScraper)
 }
 
+// Profiles is the base URL of the operator's /debug/pprof.
+func (o *Operator) Profiles() string { return o.PprofURL }
+
 // Metrics reads the operator's /metrics as MetricsScraper. A refused
 // connection is retried for up to 30 s while the process runs (its
 // metrics server may start after /readyz answers on a loaded machine); an

@@ -51,12 +51,13 @@ const LeaderElectionID = "peer.bench.steward.dev"
 
 func main() {
 	var (
-		metricsAddr, probeAddr, leaderElectionNamespace string
-		leaderElect                                     bool
-		concurrency                                     int
+		metricsAddr, probeAddr, pprofAddr, leaderElectionNamespace string
+		leaderElect                                                bool
+		concurrency                                                int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "127.0.0.1:8080", "The address /metrics is served on (plain HTTP).")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", "127.0.0.1:8081", "The address /healthz and /readyz are served on.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", `The address /debug/pprof is served on; "0" turns it off.`)
 	flag.BoolVar(&leaderElect, "leader-elect", true, "Elect a leader before reconciling, as Steward does in the benchmark.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "default", "The namespace of the Lease (out of cluster there is no default).")
 	flag.IntVar(&concurrency, "concurrency", 10, "Concurrent reconciles (the tutorials keep controller-runtime's 1; the benchmark uses Steward's 10).")
@@ -76,6 +77,7 @@ func main() {
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
+		PprofBindAddress:        pprofAddr,
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: leaderElectionNamespace,
