@@ -228,6 +228,24 @@ func managedKinds() []client.Object {
 	}
 }
 
+// slimPod is the cache's transform of Pods: it drops their managed fields,
+// as for every kind, and their spec but the node name. Steward reads a
+// pod's metadata (labels, owners, creation and deletion) and its status
+// (phase, conditions, container states, address), never its containers or
+// volumes, which are most of a pod's size: a WebApp's pods are its
+// Deployment's template, a Database's its StatefulSet's. A pod Steward
+// writes is patched (labels) or deleted, never updated whole, so the slim
+// copy is never sent back.
+func slimPod(in any) (any, error) {
+	pod, ok := in.(*corev1.Pod)
+	if !ok {
+		return cache.TransformStripManagedFields()(in)
+	}
+	pod.ManagedFields = nil
+	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName}
+	return pod, nil
+}
+
 // Leader election's Lease and the core Events it emits are in the
 // operator's own namespace only: a Role there, not the ClusterRole.
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete,namespace=steward-system,roleName=steward-leader-election
@@ -245,6 +263,12 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	byObject := map[client.Object]cache.ByObject{}
 	for _, obj := range managedKinds() {
 		byObject[obj] = cache.ByObject{Label: labels.ManagedSelector()}
+	}
+	for obj, by := range byObject {
+		if _, ok := obj.(*corev1.Pod); ok {
+			by.Transform = slimPod
+			byObject[obj] = by
+		}
 	}
 	namespaces, err := cacheNamespaces(opts)
 	if err != nil {
