@@ -208,19 +208,28 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 	if obs.statefulSet != nil {
 		claimSize = templateClaimSize(obs.statefulSet, claimSize)
 	}
-	children := []child{{ConfigMap(db, files), &corev1.ConfigMap{}}}
+	// The configuration and the Services do not depend on each other: they
+	// are applied at once, which makes a new Database's first reconcile
+	// (a lookup and an apply each) four times shorter there. The
+	// StatefulSet follows, so that its pods find their configuration.
+	first := []child{{ConfigMap(db, files), &corev1.ConfigMap{}}}
 	for _, svc := range Services(db) {
-		children = append(children, child{svc, &corev1.Service{}})
+		first = append(first, child{svc, &corev1.Service{}})
 	}
+	var then []child
 	if obs.statefulSet == nil || obs.statefulSet.DeletionTimestamp.IsZero() {
-		children = append(children, child{StatefulSet(db, eng, r.InstanceImage, claimSize), sts})
+		then = append(then, child{StatefulSet(db, eng, r.InstanceImage, claimSize), sts})
 	} else {
 		// Deleted with its pods orphaned to grow its claim template: it is
 		// created again once the garbage collector has let it go.
 		obs.recheck = time.Second
 	}
-	children = append(children, child{apply.Optional(PodDisruptionBudget(db)), &policyv1.PodDisruptionBudget{}})
-	for _, c := range children {
+	then = append(then, child{apply.Optional(PodDisruptionBudget(db)), &policyv1.PodDisruptionBudget{}})
+	if p, err := r.applyTogether(ctx, db, applier, first); p != nil || err != nil {
+		obs.problem = p
+		return obs, err
+	}
+	for _, c := range then {
 		if p, err := r.applyChild(ctx, db, applier, c); p != nil || err != nil {
 			obs.problem = p
 			return obs, err
@@ -278,6 +287,24 @@ type child struct {
 	desired runtime.ApplyConfiguration
 	// live is an empty object of the child's type, or the child read already.
 	live client.Object
+}
+
+// applyTogether applies children concurrently, and returns the problem or
+// error of the first of them, in their order, that has one.
+func (r *Reconciler) applyTogether(ctx context.Context, db *v1alpha1.Database, applier apply.Applier, children []child) (*conditions.Problem, error) {
+	problems := make([]*conditions.Problem, len(children))
+	errs := make([]error, len(children))
+	var wg sync.WaitGroup
+	for i, c := range children {
+		wg.Go(func() { problems[i], errs[i] = r.applyChild(ctx, db, applier, c) })
+	}
+	wg.Wait()
+	for i := range children {
+		if problems[i] != nil || errs[i] != nil {
+			return problems[i], errs[i]
+		}
+	}
+	return nil, nil
 }
 
 func (r *Reconciler) applyChild(ctx context.Context, db *v1alpha1.Database, applier apply.Applier, c child) (*conditions.Problem, error) {

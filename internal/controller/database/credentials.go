@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -43,19 +44,26 @@ func NewPassword() string {
 // exist, and read back from the Secret ever after: a reconcile, an operator
 // restart or a re-created Database keeps it. A Secret left by a deleted
 // Database of the same name (deletion policy Retain) is adopted.
+//
+// The two Secrets are read, and then applied, at the same time: a new
+// Database's first reconcile waits for each step once, not twice.
 func (r *Reconciler) reconcileCredentials(ctx context.Context, db *v1alpha1.Database, applier apply.Applier) (*conditions.Problem, error) {
-	owner, err := r.existingSecret(ctx, db, db.CredentialsName())
-	if err != nil {
-		return conflictProblem(err)
-	}
-	super, err := r.existingSecret(ctx, db, db.SuperuserName())
-	if err != nil {
-		return conflictProblem(err)
+	var owner, super *corev1.Secret
+	var ownerErr, superErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { owner, ownerErr = r.existingSecret(ctx, db, db.CredentialsName()) })
+	wg.Go(func() { super, superErr = r.existingSecret(ctx, db, db.SuperuserName()) })
+	wg.Wait()
+	for _, err := range []error{ownerErr, superErr} {
+		if err != nil {
+			return conflictProblem(err)
+		}
 	}
 
 	username, password := db.Spec.Owner, string(owner.Data["password"])
 	if ref := db.Spec.CredentialsSecretRef; ref != nil {
 		var p *conditions.Problem
+		var err error
 		if username, password, p, err = r.userCredentials(ctx, db, ref.Name); p != nil || err != nil {
 			return p, err
 		}
@@ -72,23 +80,30 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, db *v1alpha1.Data
 		replPassword = NewPassword()
 	}
 
-	for _, s := range []struct {
+	secrets := []struct {
 		live *corev1.Secret
 		data map[string][]byte
 	}{
 		{owner, CredentialsData(db, username, password)},
 		{super, SuperuserData(db, superPassword, replPassword)},
-	} {
-		adopting := s.live.UID != "" && !isControlledBy(s.live, db)
-		if err := applier.Apply(ctx, Secret(db, s.live.Name, s.data), s.live, db.UID); err != nil {
-			if reason, ok := apply.UserError(err); ok {
-				return &conditions.Problem{Reason: reason, Message: err.Error()}, nil
+	}
+	errs := make([]error, len(secrets))
+	for i, s := range secrets {
+		wg.Go(func() {
+			adopting := s.live.UID != "" && !isControlledBy(s.live, db)
+			if errs[i] = applier.Apply(ctx, Secret(db, s.live.Name, s.data), s.live, db.UID); errs[i] == nil && adopting {
+				r.Recorder.Eventf(db, s.live, corev1.EventTypeNormal, v1alpha1.EventAdopted, "Adopt",
+					"Adopted Secret %s kept from an earlier Database of this name", s.live.Name)
 			}
-			return nil, err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if reason, ok := apply.UserError(err); ok {
+			return &conditions.Problem{Reason: reason, Message: err.Error()}, nil
 		}
-		if adopting {
-			r.Recorder.Eventf(db, s.live, corev1.EventTypeNormal, v1alpha1.EventAdopted, "Adopt",
-				"Adopted Secret %s kept from an earlier Database of this name", s.live.Name)
+		if err != nil {
+			return nil, err
 		}
 	}
 	return nil, nil
