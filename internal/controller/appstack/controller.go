@@ -103,14 +103,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// stays that of the last plan carried out.
 		return ctrl.Result{}, err
 	}
-	next := computeStatus(stack, obs, p, now)
-	if wait := settleDelay(stack, next, now); wait > 0 {
-		if p.requeue > 0 {
-			wait = min(wait, p.requeue)
-		}
-		return ctrl.Result{RequeueAfter: wait}, nil
-	}
-	if err := status.Write(ctx, r.Client, stack, &stack.Status, next); err != nil {
+	if err := status.Write(ctx, r.Client, stack, &stack.Status, computeStatus(stack, obs, p, now)); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: p.requeue}, nil

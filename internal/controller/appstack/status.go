@@ -213,15 +213,3 @@ func teardownStatus(stack *v1alpha1.AppStack, rm removal) v1alpha1.AppStackStatu
 	}
 	return st
 }
-
-// settleDelay holds back the status writes of a new AppStack while its
-// components are first created and become Ready (v1alpha1.SettleDelay, with
-// the reasons of a first deployment: Blocked, Deploying). A component held
-// from the first reconcile keeps the time it was first reported held, which
-// the first status write records; one held only later is recorded, and its
-// dependency timeout counted, from the next write, at most
-// v1alpha1.FirstRolloutSettle after the stack's creation.
-func settleDelay(stack *v1alpha1.AppStack, next v1alpha1.AppStackStatus, now time.Time) time.Duration {
-	return v1alpha1.SettleDelay(stack.CreationTimestamp.Time, stack.Status.ObservedGeneration, next.ObservedGeneration,
-		stack.Status.Conditions, next.Conditions, now, v1alpha1.ReasonBlocked, v1alpha1.ReasonDeploying)
-}
