@@ -19,6 +19,7 @@ limitations under the License.
 package conditions
 
 import (
+	"errors"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -112,4 +113,20 @@ func TrueFor(conds []metav1.Condition, t string, now time.Time) time.Duration {
 		return now.Sub(c.LastTransitionTime.Time)
 	}
 	return 0
+}
+
+// ProblemError carries a Problem through an error return, for work that
+// runs in steps returning only errors (apply.Together).
+type ProblemError struct{ Problem }
+
+// Error is the problem's message.
+func (e *ProblemError) Error() string { return e.Message }
+
+// Split returns the problem err carries, or err itself when it carries none.
+func Split(err error) (*Problem, error) {
+	var pe *ProblemError
+	if errors.As(err, &pe) {
+		return &pe.Problem, nil
+	}
+	return nil, err
 }

@@ -111,7 +111,7 @@ func (r *Reconciler) reconcileBootstrap(ctx context.Context, db *v1alpha1.Databa
 		return state, nil, nil
 	}
 	rs := &v1alpha1.Restore{}
-	if p, err := r.applyChild(ctx, db, applier, child{apply.Typed{Object: desired}, rs}); p != nil || err != nil {
+	if p, err := conditions.Split(r.applyChild(ctx, db, applier, child{apply.Typed{Object: desired}, rs})); p != nil || err != nil {
 		return state, p, err
 	}
 	state.restore = rs
@@ -134,7 +134,7 @@ func (r *Reconciler) reconcileBackup(ctx context.Context, db *v1alpha1.Database,
 	if live.UID == "" && !isReady(db) {
 		return nil, nil, nil
 	}
-	if p, err := r.applyChild(ctx, db, applier, child{apply.Typed{Object: desired}, live}); p != nil || err != nil {
+	if p, err := conditions.Split(r.applyChild(ctx, db, applier, child{apply.Typed{Object: desired}, live})); p != nil || err != nil {
 		return nil, p, err
 	}
 	return live, nil, nil

@@ -225,12 +225,16 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 		obs.recheck = time.Second
 	}
 	then = append(then, child{apply.Optional(PodDisruptionBudget(db)), &policyv1.PodDisruptionBudget{}})
-	if p, err := r.applyTogether(ctx, db, applier, first); p != nil || err != nil {
+	fns := make([]func() error, len(first))
+	for i, c := range first {
+		fns[i] = func() error { return r.applyChild(ctx, db, applier, c) }
+	}
+	if p, err := conditions.Split(apply.Together(fns...)); p != nil || err != nil {
 		obs.problem = p
 		return obs, err
 	}
 	for _, c := range then {
-		if p, err := r.applyChild(ctx, db, applier, c); p != nil || err != nil {
+		if p, err := conditions.Split(r.applyChild(ctx, db, applier, c)); p != nil || err != nil {
 			obs.problem = p
 			return obs, err
 		}
@@ -289,42 +293,26 @@ type child struct {
 	live client.Object
 }
 
-// applyTogether applies children concurrently, and returns the problem or
-// error of the first of them, in their order, that has one.
-func (r *Reconciler) applyTogether(ctx context.Context, db *v1alpha1.Database, applier apply.Applier, children []child) (*conditions.Problem, error) {
-	problems := make([]*conditions.Problem, len(children))
-	errs := make([]error, len(children))
-	var wg sync.WaitGroup
-	for i, c := range children {
-		wg.Go(func() { problems[i], errs[i] = r.applyChild(ctx, db, applier, c) })
-	}
-	wg.Wait()
-	for i := range children {
-		if problems[i] != nil || errs[i] != nil {
-			return problems[i], errs[i]
-		}
-	}
-	return nil, nil
-}
-
-func (r *Reconciler) applyChild(ctx context.Context, db *v1alpha1.Database, applier apply.Applier, c child) (*conditions.Problem, error) {
+// applyChild applies (or deletes) one child; a problem only the user can
+// fix is a *conditions.ProblemError.
+func (r *Reconciler) applyChild(ctx context.Context, db *v1alpha1.Database, applier apply.Applier, c child) error {
 	key := client.ObjectKey{Namespace: db.Namespace, Name: db.Name}
 	if named, ok := c.desired.(interface{ GetName() *string }); ok && named.GetName() != nil {
 		key.Name = *named.GetName()
 	}
 	if c.live.GetUID() == "" {
 		if err := r.Client.Get(ctx, key, c.live); client.IgnoreNotFound(err) != nil {
-			return nil, fmt.Errorf("reading %T %s: %w", c.live, key, err)
+			return fmt.Errorf("reading %T %s: %w", c.live, key, err)
 		}
 	}
 	if c.desired == nil {
-		return nil, applier.Delete(ctx, c.live, db.UID)
+		return applier.Delete(ctx, c.live, db.UID)
 	}
 	err := applier.Apply(ctx, c.desired, c.live, db.UID)
 	if reason, ok := apply.UserError(err); ok {
-		return &conditions.Problem{Reason: reason, Message: err.Error()}, nil
+		return &conditions.ProblemError{Problem: conditions.Problem{Reason: reason, Message: err.Error()}}
 	}
-	return nil, err
+	return err
 }
 
 // get reads from the cache and treats NotFound as an empty object.

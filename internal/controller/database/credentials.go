@@ -20,7 +20,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,21 +48,17 @@ func NewPassword() string {
 // Database's first reconcile waits for each step once, not twice.
 func (r *Reconciler) reconcileCredentials(ctx context.Context, db *v1alpha1.Database, applier apply.Applier) (*conditions.Problem, error) {
 	var owner, super *corev1.Secret
-	var ownerErr, superErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { owner, ownerErr = r.existingSecret(ctx, db, db.CredentialsName()) })
-	wg.Go(func() { super, superErr = r.existingSecret(ctx, db, db.SuperuserName()) })
-	wg.Wait()
-	for _, err := range []error{ownerErr, superErr} {
-		if err != nil {
-			return conflictProblem(err)
-		}
+	err := apply.Together(
+		func() (err error) { owner, err = r.existingSecret(ctx, db, db.CredentialsName()); return err },
+		func() (err error) { super, err = r.existingSecret(ctx, db, db.SuperuserName()); return err },
+	)
+	if err != nil {
+		return conflictProblem(err)
 	}
 
 	username, password := db.Spec.Owner, string(owner.Data["password"])
 	if ref := db.Spec.CredentialsSecretRef; ref != nil {
 		var p *conditions.Problem
-		var err error
 		if username, password, p, err = r.userCredentials(ctx, db, ref.Name); p != nil || err != nil {
 			return p, err
 		}
@@ -87,26 +82,19 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, db *v1alpha1.Data
 		{owner, CredentialsData(db, username, password)},
 		{super, SuperuserData(db, superPassword, replPassword)},
 	}
-	errs := make([]error, len(secrets))
+	fns := make([]func() error, len(secrets))
 	for i, s := range secrets {
-		wg.Go(func() {
+		fns[i] = func() error {
 			adopting := s.live.UID != "" && !isControlledBy(s.live, db)
-			if errs[i] = applier.Apply(ctx, Secret(db, s.live.Name, s.data), s.live, db.UID); errs[i] == nil && adopting {
+			err := applier.Apply(ctx, Secret(db, s.live.Name, s.data), s.live, db.UID)
+			if err == nil && adopting {
 				r.Recorder.Eventf(db, s.live, corev1.EventTypeNormal, v1alpha1.EventAdopted, "Adopt",
 					"Adopted Secret %s kept from an earlier Database of this name", s.live.Name)
 			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if reason, ok := apply.UserError(err); ok {
-			return &conditions.Problem{Reason: reason, Message: err.Error()}, nil
-		}
-		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return nil, nil
+	return conflictProblem(apply.Together(fns...))
 }
 
 // existingSecret reads a credentials Secret, from the cache or, when the

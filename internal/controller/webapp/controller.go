@@ -217,24 +217,27 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp
 		{apply.Optional(HorizontalPodAutoscaler(app)), hpa},
 		{apply.Optional(PodDisruptionBudget(app)), &policyv1.PodDisruptionBudget{}},
 	}
+	// The children do not depend on each other: they are applied at once.
 	applier := apply.Applier{Client: r.Client, Reader: r.APIReader}
 	key := client.ObjectKeyFromObject(app)
-	for _, c := range children {
-		if err := r.Client.Get(ctx, key, c.live); client.IgnoreNotFound(err) != nil {
-			return observed{}, fmt.Errorf("reading %T %s: %w", c.live, key, err)
-		}
-		if c.desired == nil {
-			if err := applier.Delete(ctx, c.live, app.UID); err != nil {
-				return observed{}, err
+	fns := make([]func() error, len(children))
+	for i, c := range children {
+		fns[i] = func() error {
+			if err := r.Client.Get(ctx, key, c.live); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("reading %T %s: %w", c.live, key, err)
 			}
-			continue
-		}
-		if err := applier.Apply(ctx, c.desired, c.live, app.UID); err != nil {
+			if c.desired == nil {
+				return applier.Delete(ctx, c.live, app.UID)
+			}
+			err := applier.Apply(ctx, c.desired, c.live, app.UID)
 			if reason, ok := apply.UserError(err); ok {
-				return observed{problem: &conditions.Problem{Reason: reason, Message: err.Error()}}, nil
+				return &conditions.ProblemError{Problem: conditions.Problem{Reason: reason, Message: err.Error()}}
 			}
-			return observed{}, err
+			return err
 		}
+	}
+	if p, err := conditions.Split(apply.Together(fns...)); p != nil || err != nil {
+		return observed{problem: p}, err
 	}
 
 	obs := observed{}
