@@ -854,6 +854,21 @@ func dumpFailoverDiagnostics(t *testing.T, c *client) {
 	t.Logf("recent events:\n%s", strings.Join(events[max(0, len(events)-60):], "\n"))
 	probe, _ := c.run(ctx, "tail -n 20 /tmp/probe.log; cat /tmp/probe.err; tail -n 10 /tmp/probe.errors")
 	t.Logf("the end of the probe's output:\n%s", probe)
+	// The operator's own account of its decisions about this Database
+	// (failover, switchover, fencing, lease), from its log of the last 15
+	// minutes: by the end of the suite it is about other tests.
+	out, err = devenv.Kubectl(ctx, cluster, nil, "logs", "--namespace", devenv.OperatorNamespace,
+		"deployment/"+devenv.OperatorRelease, "--since=15m")
+	if err != nil {
+		out += err.Error()
+	}
+	var mine []string
+	for line := range strings.SplitSeq(out, "\n") {
+		if strings.Contains(line, ha.db) {
+			mine = append(mine, line)
+		}
+	}
+	t.Logf("the operator's log about Database %s, last 150 of %d lines:\n%s", ha.db, len(mine), strings.Join(mine[max(0, len(mine)-150):], "\n"))
 }
 
 // TestWriteGap checks the write gap computed from the probe's output.
