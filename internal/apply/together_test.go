@@ -37,7 +37,7 @@ func TestTogether(t *testing.T) {
 			return err
 		}
 	}
-	if err := Together(wait(0, nil), wait(1, first), wait(2, second)); err != first {
+	if err := Together(wait(0, nil), wait(1, first), wait(2, second)); !errors.Is(err, first) {
 		t.Errorf("Together = %v, want %v", err, first)
 	}
 	for i, r := range ran {
