@@ -209,8 +209,8 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 		claimSize = templateClaimSize(obs.statefulSet, claimSize)
 	}
 	// The configuration and the Services do not depend on each other: they
-	// are applied at once, which makes a new Database's first reconcile
-	// (a lookup and an apply each) four times shorter there. The
+	// are applied at once, so that a new Database's first reconcile waits
+	// for one lookup and one apply there instead of four of each. The
 	// StatefulSet follows, so that its pods find their configuration.
 	first := []child{{ConfigMap(db, files), &corev1.ConfigMap{}}}
 	for _, svc := range Services(db) {
