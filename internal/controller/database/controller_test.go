@@ -541,12 +541,17 @@ func TestInvalidSpecsAreRejected(t *testing.T) {
 		{"database rename", func(db *v1alpha1.Database) { db.Spec.DatabaseName = "other" }, "databaseName cannot be changed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			db := &v1alpha1.Database{}
-			if err := get(t, ns, "valid", db); err != nil {
-				t.Fatal(err)
-			}
-			tc.change(db)
-			err := k8s.Update(ctx, db)
+			// The operator writes the Database's status meanwhile, so
+			// an update may meet a conflict: that is not the refusal
+			// looked for, and the update is tried again.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				db := &v1alpha1.Database{}
+				if err := get(t, ns, "valid", db); err != nil {
+					t.Fatal(err)
+				}
+				tc.change(db)
+				return k8s.Update(ctx, db)
+			})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want an error containing %q", err, tc.want)
 			}
