@@ -14,66 +14,38 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command steward runs the Steward operator. Its subcommands serve the
-// database pods:
+// Command steward runs the Steward operator, configured by flags. One
+// subcommand serves the pods it creates:
 //
-//	steward instance          the entrypoint of a database pod (see package instance)
-//	steward copy-binary DEST  copies this executable to DEST (the pods' init container)
-//	steward backup            dumps a database into a bucket (see package dump)
-//	steward restore           restores a backup into a database (see package dump)
-//	steward backup-check      checks that a bucket can hold backups (see package dump)
-//	steward backup-delete     deletes a database's backups from a bucket (see package dump)
-//
-// Without a subcommand it runs the operator, configured by flags.
+//	steward copy-binary DEST  copies steward-agent, which Steward's image
+//	                          carries beside this binary, to DEST (the
+//	                          pods' init container; see cmd/steward-agent)
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlzap "sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/steward-dev/steward/internal/backup/dump"
-	"github.com/steward-dev/steward/internal/backup/pitr"
 	"github.com/steward-dev/steward/internal/instance"
 	"github.com/steward-dev/steward/internal/manager"
 )
 
 func main() {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "instance":
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-			code := instance.Main(ctx, os.Stderr)
-			stop()
-			os.Exit(code)
-		case dump.CommandBackup, dump.CommandRestore, dump.CommandCheck, dump.CommandDelete, dump.CommandVerify:
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-			code := dump.Main(ctx, os.Args[1], os.Getenv, os.Stderr)
-			stop()
-			os.Exit(code)
-		case pitr.CommandArchive, pitr.CommandFetch, pitr.CommandBase, pitr.CommandRestore, pitr.CommandVerify:
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-			code := pitr.Main(ctx, os.Args[1], os.Args[2:], os.Getenv, os.Stderr)
-			stop()
-			os.Exit(code)
-		case "copy-binary":
-			if len(os.Args) != 3 {
-				fmt.Fprintln(os.Stderr, "usage: steward copy-binary DEST")
-				os.Exit(2)
-			}
-			if err := instance.CopyExecutable(os.Args[2]); err != nil {
-				fmt.Fprintln(os.Stderr, "steward:", err)
-				os.Exit(1)
-			}
-			return
+	if len(os.Args) > 1 && os.Args[1] == "copy-binary" {
+		if len(os.Args) != 3 {
+			fmt.Fprintln(os.Stderr, "usage: steward copy-binary DEST")
+			os.Exit(2)
 		}
+		if err := instance.CopyAgent(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "steward:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "steward:", err)

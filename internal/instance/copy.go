@@ -28,16 +28,39 @@ import (
 )
 
 // CopyExecutable copies the running executable to dest with mode 0755,
-// atomically (a temporary file in dest's directory, then a rename). The
-// init container of a database pod runs `steward copy-binary DEST` to put
-// Steward into an emptyDir the engine's container runs it from; the steward
-// image has no shell or cp.
+// atomically (a temporary file in dest's directory, then a rename):
+// `steward-agent copy-binary DEST`. The init container of a database,
+// backup or restore pod runs `steward copy-binary DEST` (CopyAgent) to put
+// the agent into an emptyDir the engine's container runs it from; the
+// steward image has no shell or cp.
 func CopyExecutable(dest string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	return copyFile(self, dest)
+}
+
+// AgentName is the file name of steward-agent, the program Steward's pods
+// run (the instance manager, the backup and point-in-time commands), beside
+// the operator's binary: /steward-agent in Steward's image, and
+// bin/steward-agent beside bin/steward.
+const AgentName = "steward-agent"
+
+// AgentImagePath is steward-agent's path in Steward's image, for the pods
+// that run the image itself rather than a copy in an engine's image.
+const AgentImagePath = "/" + AgentName
+
+// CopyAgent copies steward-agent, found beside the running executable, to
+// dest as CopyExecutable does. The operator's image answers `steward
+// copy-binary DEST` with it: database, backup and restore pods run the
+// agent, which the operator's binary does not contain.
+func CopyAgent(dest string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	return copyFile(filepath.Join(filepath.Dir(self), AgentName), dest)
 }
 
 func copyFile(src, dest string) error {

@@ -40,7 +40,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -414,7 +413,7 @@ func metricsOptions(opts Options) metricsserver.Options {
 		return m
 	}
 	m.SecureServing = true
-	m.FilterProvider = filters.WithAuthenticationAndAuthorization
+	m.FilterProvider = metricsAuth
 	m.TLSOpts = tlsOptions(opts.EnableHTTP2)
 	if opts.MetricsCertDir != "" {
 		m.CertDir = opts.MetricsCertDir

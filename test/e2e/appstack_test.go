@@ -27,7 +27,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 )
 
 // shopStack is the e-commerce sample (config/samples/appstack_ecommerce.yaml)
@@ -268,7 +268,7 @@ func TestAppStackOnTheCluster(t *testing.T) {
 		t.Errorf("the database is being deleted before its final backup: %s", got)
 	}
 	start := time.Now().Add(-3 * time.Second).UTC()
-	finishPod(t, "e2e-appstack", jobPod(t, "e2e-appstack", job), dump.Result{Succeeded: true, Key: "final.pgdump",
+	finishPod(t, "e2e-appstack", jobPod(t, "e2e-appstack", job), dumpcmd.Result{Succeeded: true, Key: "final.pgdump",
 		Size: 2048, SHA256: strings.Repeat("0f", 32), StartTime: start, CompletionTime: start.Add(2 * time.Second), DurationSeconds: 2})
 	kubectl(t, "", ns, "wait", "--for=delete", "appstack/shop", "--timeout=60s")
 

@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 )
 
 const backupManifest = `
@@ -60,7 +60,7 @@ spec:
 
 // finishPod writes a finished container's state and termination message
 // into a pod's status, as a kubelet would: kwok runs no containers.
-func finishPod(t *testing.T, ns, pod string, res dump.Result) {
+func finishPod(t *testing.T, ns, pod string, res dumpcmd.Result) {
 	t.Helper()
 	msg, err := json.Marshal(string(res.Marshal()))
 	if err != nil {
@@ -114,7 +114,7 @@ func passDestinationCheck(t *testing.T, ns, backup string) {
 	t.Helper()
 	job := taskJob(t, ns, "steward.dev/backup-check", backup)
 	now := time.Now().UTC()
-	finishPod(t, ns, jobPod(t, ns, job), dump.Result{Succeeded: true, StartTime: now, CompletionTime: now})
+	finishPod(t, ns, jobPod(t, ns, job), dumpcmd.Result{Succeeded: true, StartTime: now, CompletionTime: now})
 }
 
 // TestBackupOnTheCluster runs a Backup through the real CronJob and Job
@@ -159,7 +159,7 @@ func TestBackupOnTheCluster(t *testing.T) {
 	}
 	pod := jobPod(t, "e2e-backup", job)
 	start := time.Now().Add(-10 * time.Second).UTC()
-	finishPod(t, "e2e-backup", pod, dump.Result{Succeeded: true, Key: "2026/11/22/20261122T030000.000Z-shop.pgdump",
+	finishPod(t, "e2e-backup", pod, dumpcmd.Result{Succeeded: true, Key: "2026/11/22/20261122T030000.000Z-shop.pgdump",
 		Size: 1234, SHA256: strings.Repeat("0f", 32), StartTime: start, CompletionTime: start.Add(9 * time.Second), DurationSeconds: 9})
 	eventually(t, 60*time.Second, func() error {
 		got := kubectl(t, "", ns, "get", "backup", "nightly", "-o", "jsonpath={.status.lastBackup.object} {.status.lastBackup.size}")
@@ -184,7 +184,7 @@ func TestBackupOnTheCluster(t *testing.T) {
 		}
 		return fmt.Errorf("no second Job yet")
 	})
-	finishPod(t, "e2e-backup", jobPod(t, "e2e-backup", second), dump.Result{Succeeded: false, Error: "pg_dump: could not connect to server",
+	finishPod(t, "e2e-backup", jobPod(t, "e2e-backup", second), dumpcmd.Result{Succeeded: false, Error: "pg_dump: could not connect to server",
 		StartTime: time.Now().UTC(), CompletionTime: time.Now().UTC()})
 	eventually(t, 60*time.Second, func() error {
 		got := kubectl(t, "", ns, "get", "backup", "nightly", "-o", `jsonpath={.status.conditions[?(@.type=="LastBackupSucceeded")].message}`)
@@ -213,7 +213,7 @@ func TestBackupOnTheCluster(t *testing.T) {
 	}
 	kubectl(t, "", ns, "get", "backup", "nightly")
 	now := time.Now().UTC()
-	finishPod(t, "e2e-backup", jobPod(t, "e2e-backup", del), dump.Result{Succeeded: true, Deleted: 3, StartTime: now, CompletionTime: now})
+	finishPod(t, "e2e-backup", jobPod(t, "e2e-backup", del), dumpcmd.Result{Succeeded: true, Deleted: 3, StartTime: now, CompletionTime: now})
 	kubectl(t, "", ns, "wait", "--for=delete", "backup/nightly", "--timeout=60s")
 	if got := kubectl(t, "", ns, "get", "events", "--field-selector=reason=DumpsDeleted", "-o", "jsonpath={.items[*].message}"); !strings.Contains(got, "deleted 3 stored dumps") {
 		t.Errorf("DumpsDeleted events: %q", got)
@@ -298,7 +298,7 @@ func TestDatabaseBackupsAndBootstrap(t *testing.T) {
 		return nil
 	})
 	key := "orders/2026/11/22/20261122T120000.000Z-app.pgdump"
-	finishPod(t, "e2e-dbbackup", jobPod(t, "e2e-dbbackup", job), dump.Result{Succeeded: true, Key: key, Size: 2048,
+	finishPod(t, "e2e-dbbackup", jobPod(t, "e2e-dbbackup", job), dumpcmd.Result{Succeeded: true, Key: key, Size: 2048,
 		SHA256: strings.Repeat("1a", 32), StartTime: time.Now().Add(-5 * time.Second).UTC(), CompletionTime: time.Now().UTC(), DurationSeconds: 5})
 	eventually(t, 60*time.Second, func() error {
 		if got := kubectl(t, "", ns, "get", "database", "orders", "-o", "jsonpath={.status.lastBackup.object}"); got != key {
@@ -327,7 +327,7 @@ func TestDatabaseBackupsAndBootstrap(t *testing.T) {
 			t.Errorf("restore Job env lacks %s: %s", want, env)
 		}
 	}
-	finishPod(t, "e2e-dbbackup", jobPod(t, "e2e-dbbackup", restoreJob), dump.Result{Succeeded: true, Key: key, Size: 2048,
+	finishPod(t, "e2e-dbbackup", jobPod(t, "e2e-dbbackup", restoreJob), dumpcmd.Result{Succeeded: true, Key: key, Size: 2048,
 		SHA256: strings.Repeat("1a", 32), StartTime: time.Now().UTC(), CompletionTime: time.Now().UTC()})
 	kubectl(t, "", ns, "wait", "--for=jsonpath={.status.phase}=Succeeded", "restore/orders-copy-bootstrap", "--timeout=60s")
 	kubectl(t, "", ns, "wait", "--for=condition=Ready", "database/orders-copy", "--timeout=60s")

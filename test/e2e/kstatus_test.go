@@ -38,7 +38,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/yaml"
 
-	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
@@ -205,7 +205,7 @@ var kstatusKinds = []kstatusKind{{
 		return restoreManifest("copy", backupRun(t, ns))
 	},
 	drive: func(t *testing.T, r *kstatusRecorder) {
-		finishRestore(t, r, dump.Result{Succeeded: true})
+		finishRestore(t, r, dumpcmd.Result{Succeeded: true})
 	},
 	// A Restore cannot be changed (spec: self == oldSelf).
 }, {
@@ -323,7 +323,7 @@ func TestKstatusFinalFailure(t *testing.T) {
 		t.Parallel()
 		ns := kstatusNamespace(t, "restore-failed")
 		r := createRecorded(t, restoreManifest("broken", backupRun(t, ns)), ns, "restore-failed")
-		finishRestore(t, r, dump.Result{Succeeded: false, Error: "pg_restore: checksum mismatch"})
+		finishRestore(t, r, dumpcmd.Result{Succeeded: false, Error: "pg_restore: checksum mismatch"})
 		got := r.until("Failed", func(o kstatusObservation) bool { return o.result.Status == status.FailedStatus })
 		if !stalledFor(got.result, "RestoreFailed") || !strings.Contains(got.result.Message, "checksum mismatch") {
 			t.Errorf("Failed: %q, conditions %+v, want Stalled RestoreFailed saying why\n%s", got.result.Message, got.result.Conditions, r.history())
@@ -432,7 +432,7 @@ func backupRun(t *testing.T, ns string) string {
 	})
 	key := "2026/11/22/20261122T030000.000Z-app.pgdump"
 	start := time.Now().Add(-5 * time.Second).UTC()
-	finishPod(t, ns, jobPod(t, ns, job), dump.Result{Succeeded: true, Key: key, Size: 2048, SHA256: strings.Repeat("0f", 32),
+	finishPod(t, ns, jobPod(t, ns, job), dumpcmd.Result{Succeeded: true, Key: key, Size: 2048, SHA256: strings.Repeat("0f", 32),
 		StartTime: start, CompletionTime: start.Add(4 * time.Second), DurationSeconds: 4})
 	eventually(t, 60*time.Second, func() error {
 		if got := kubectl(t, "", "--namespace="+ns, "get", "backup", "nightly", "-o", "jsonpath={.status.lastBackup.object}"); got != key {
@@ -449,7 +449,7 @@ func restoreManifest(name, key string) string {
 
 // finishRestore waits, recording, for the Restore's Job to run, then
 // finishes its pod with res, as a kubelet would.
-func finishRestore(t *testing.T, r *kstatusRecorder, res dump.Result) {
+func finishRestore(t *testing.T, r *kstatusRecorder, res dumpcmd.Result) {
 	t.Helper()
 	r.until("status.phase Running", func(o kstatusObservation) bool { return o.phase == "Running" })
 	res.Key = fieldString(r.last().obj, "spec", "source", "object")

@@ -18,7 +18,6 @@ package dump
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,90 +26,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"gocloud.dev/blob"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/redact"
 	"github.com/steward-dev/steward/internal/backup/retention"
 	"github.com/steward-dev/steward/internal/backup/store"
 )
-
-// The commands Main runs: the subcommands of steward that backup pods run.
-const (
-	// CommandBackup dumps the database into the destination, then prunes.
-	CommandBackup = "backup"
-	// CommandRestore restores a backup into the database.
-	CommandRestore = "restore"
-	// CommandCheck checks the destination with store.Probe: it lists the
-	// bucket and writes, reads back and deletes a small object. It
-	// connects to no database.
-	CommandCheck = "backup-check"
-	// CommandDelete deletes the backups of the database named by EnvDBName
-	// from the destination (DeleteDumps). It connects to no database.
-	CommandDelete = "backup-delete"
-	// CommandVerify restores the newest good backup of the EnvDBType
-	// database named by EnvDBName (or the one EnvVerifyKey names) into a
-	// throwaway server started in its own pod, and compares it with its
-	// manifest (Verify). It connects to no database of the user's.
-	CommandVerify = "backup-verify"
-)
-
-// Environment variables of the commands. The database is the one backed
-// up, or restored into; backup-check reads only the destination's, and
-// backup-delete the destination's and EnvDBName.
-const (
-	EnvDBType     = "STEWARD_DB_TYPE"
-	EnvDBHost     = "STEWARD_DB_HOST"
-	EnvDBPort     = "STEWARD_DB_PORT"
-	EnvDBName     = "STEWARD_DB_NAME"
-	EnvDBUsername = "STEWARD_DB_USERNAME"
-	EnvDBPassword = "STEWARD_DB_PASSWORD"
-	// EnvDBBinDir (optional) is where the dump and restore tools are;
-	// default $PATH.
-	EnvDBBinDir = "STEWARD_DB_BIN_DIR"
-
-	// The destination, as in store.Destination.
-	EnvDestinationType     = "STEWARD_DESTINATION_TYPE"
-	EnvDestinationBucket   = "STEWARD_DESTINATION_BUCKET"
-	EnvDestinationPrefix   = "STEWARD_DESTINATION_PREFIX"
-	EnvDestinationEndpoint = "STEWARD_DESTINATION_ENDPOINT"
-	EnvDestinationRegion   = "STEWARD_DESTINATION_REGION"
-	// EnvStoreCredentialsDir (optional) is a directory (a mounted Secret)
-	// whose files, by name, are the store's credentials.
-	EnvStoreCredentialsDir = "STEWARD_STORE_CREDENTIALS_DIR"
-
-	// Retention of `steward backup`: counts, and a Go duration for the
-	// maximum age. When none is set nothing is pruned.
-	EnvKeepLast    = "STEWARD_RETENTION_KEEP_LAST"
-	EnvKeepDaily   = "STEWARD_RETENTION_KEEP_DAILY"
-	EnvKeepWeekly  = "STEWARD_RETENTION_KEEP_WEEKLY"
-	EnvKeepMonthly = "STEWARD_RETENTION_KEEP_MONTHLY"
-	EnvMaxAge      = "STEWARD_RETENTION_MAX_AGE"
-	// EnvRetentionTimeZone (optional, an IANA name, default UTC) is the
-	// zone of the retention's days, weeks and months.
-	EnvRetentionTimeZone = "STEWARD_RETENTION_TIME_ZONE"
-
-	// EnvRestoreKey is the key of the backup to restore, or "latest"
-	// (the default). EnvRestoreOverwrite "true" allows a non-empty target.
-	EnvRestoreKey       = "STEWARD_RESTORE_KEY"
-	EnvRestoreOverwrite = "STEWARD_RESTORE_OVERWRITE"
-
-	// EnvVerifyKey is the key of the backup backup-verify verifies, or
-	// "latest" (the default): the newest good backup of the database.
-	EnvVerifyKey = "STEWARD_VERIFY_KEY"
-
-	// EnvTerminationLog is where the Result goes; default
-	// DefaultTerminationLog.
-	EnvTerminationLog = "STEWARD_TERMINATION_LOG"
-)
-
-// DefaultTerminationLog is the container's termination message file.
-const DefaultTerminationLog = "/dev/termination-log"
-
-// MaxResultBytes is the most Kubernetes keeps of a termination message.
-const MaxResultBytes = 4096
 
 // Destination is where backups are stored.
 type Destination = store.Destination
@@ -119,78 +43,6 @@ type Destination = store.Destination
 // to content). It is a variable so that tests can open other buckets.
 var OpenBucket = store.Open
 
-// Result is what a run of `steward backup` or `steward restore` reports in
-// its container's termination message, as JSON of at most MaxResultBytes.
-type Result struct {
-	Succeeded bool `json:"succeeded"`
-	// Key, Size and SHA256 are the backup's (taken or restored).
-	Key             string    `json:"key,omitempty"`
-	Size            int64     `json:"size,omitempty"`
-	SHA256          string    `json:"sha256,omitempty"`
-	StartTime       time.Time `json:"startTime"`
-	CompletionTime  time.Time `json:"completionTime"`
-	DurationSeconds float64   `json:"durationSeconds"`
-	// Pruned is the number of old backups deleted; PruneError why pruning
-	// failed, which does not fail the backup.
-	Pruned     int    `json:"pruned"`
-	PruneError string `json:"pruneError,omitempty"`
-	// Deleted is the number of backups backup-delete deleted.
-	Deleted int `json:"deleted,omitempty"`
-	// TablesChecked is the number of tables whose row counts and
-	// checksums backup-verify compared.
-	TablesChecked int `json:"tablesChecked,omitempty"`
-	// Error is why the run failed, shortened, with every credential
-	// replaced by redact.Mask.
-	Error string `json:"error,omitempty"`
-	// Reason classifies a failure of the destination, as the reasons of a
-	// Backup's DestinationChecked condition: DestinationUnreachable,
-	// CredentialsRefused, BucketNotFound or CredentialsMissing; empty when
-	// the failure is none of those. For backup-verify it is the
-	// verification's reason, passed or not (VerificationPassed,
-	// ChecksumMismatch, ...), unless the destination failed.
-	Reason string `json:"reason,omitempty"`
-	// Message says what backup-verify checked, when it passed.
-	Message string `json:"message,omitempty"`
-}
-
-// Marshal returns the Result as JSON of at most MaxResultBytes, shortening
-// the messages when needed.
-func (r Result) Marshal() []byte {
-	for limit := 1500; ; limit /= 2 {
-		r.Error, r.PruneError, r.Message = shorten(r.Error, limit), shorten(r.PruneError, limit), shorten(r.Message, limit)
-		data, err := json.Marshal(r)
-		if err == nil && len(data) <= MaxResultBytes {
-			return data
-		}
-		if limit == 0 {
-			return data
-		}
-	}
-}
-
-func shorten(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	for limit > 0 && !utf8.RuneStart(s[limit]) {
-		limit--
-	}
-	return s[:limit] + "…"
-}
-
-// ParseResult reads a termination message.
-func ParseResult(message string) (Result, error) {
-	var r Result
-	message = strings.TrimSpace(message)
-	if message == "" {
-		return r, errors.New("the termination message is empty")
-	}
-	if err := json.Unmarshal([]byte(message), &r); err != nil {
-		return r, fmt.Errorf("the termination message is not a result: %w", err)
-	}
-	return r, nil
-}
-
 // Main runs command (one of the Command constants) configured by getenv,
 // writes the Result to the termination log and returns the exit code.
 // Every credential it holds (the database password, the store's
@@ -198,14 +50,14 @@ func ParseResult(message string) (Result, error) {
 // redact.Mask in the Result and in what it writes to log.
 func Main(ctx context.Context, command string, getenv func(string) string, log io.Writer) int {
 	start := time.Now().UTC()
-	creds, err := readCredentials(getenv(EnvStoreCredentialsDir))
-	red := redact.New(getenv(EnvDBPassword))
+	creds, err := readCredentials(getenv(dumpcmd.EnvStoreCredentialsDir))
+	red := redact.New(getenv(dumpcmd.EnvDBPassword))
 	red.Add(store.Secrets(destinationFromEnv(getenv), creds)...)
 	log = red.Writer(log)
-	var res Result
+	var res dumpcmd.Result
 	switch {
 	case err != nil:
-	case command == CommandVerify:
+	case command == dumpcmd.CommandVerify:
 		res, err = runVerify(ctx, getenv, creds, red, log)
 	default:
 		res, err = run(ctx, command, getenv, creds, log)
@@ -225,9 +77,9 @@ func Main(ctx context.Context, command string, getenv func(string) string, log i
 	res.Message = red.String(res.Message)
 	data := res.Marshal()
 	fmt.Fprintf(log, "%s: result %s\n", command, data)
-	path := getenv(EnvTerminationLog)
+	path := getenv(dumpcmd.EnvTerminationLog)
 	if path == "" {
-		path = DefaultTerminationLog
+		path = dumpcmd.DefaultTerminationLog
 	}
 	if werr := os.WriteFile(path, data, 0o644); werr != nil {
 		fmt.Fprintf(log, "%s: writing the result to %s: %v\n", command, path, werr)
@@ -254,16 +106,16 @@ func reason(err error) string {
 	return ""
 }
 
-func run(ctx context.Context, command string, getenv func(string) string, creds map[string][]byte, log io.Writer) (Result, error) {
-	var res Result
+func run(ctx context.Context, command string, getenv func(string) string, creds map[string][]byte, log io.Writer) (dumpcmd.Result, error) {
+	var res dumpcmd.Result
 	var db Source
 	switch command {
-	case CommandBackup, CommandRestore:
+	case dumpcmd.CommandBackup, dumpcmd.CommandRestore:
 		var err error
 		if db, err = sourceFromEnv(getenv); err != nil {
 			return res, err
 		}
-	case CommandCheck, CommandDelete:
+	case dumpcmd.CommandCheck, dumpcmd.CommandDelete:
 	default:
 		return res, fmt.Errorf("unknown command %q", command)
 	}
@@ -274,14 +126,14 @@ func run(ctx context.Context, command string, getenv func(string) string, creds 
 	}
 	defer func() { _ = bucket.Close() }()
 	switch command {
-	case CommandCheck:
+	case dumpcmd.CommandCheck:
 		if err := store.Probe(ctx, bucket); err != nil {
 			return res, err
 		}
 		fmt.Fprintf(log, "%s: listed the %s destination, wrote, read back and deleted a test object\n", command, d.Type)
 		return res, nil
-	case CommandDelete:
-		name := getenv(EnvDBName)
+	case dumpcmd.CommandDelete:
+		name := getenv(dumpcmd.EnvDBName)
 		res.Deleted, err = DeleteDumps(ctx, bucket, name)
 		fmt.Fprintf(log, "%s: deleted %d backups of database %q\n", command, res.Deleted, name)
 		if err != nil {
@@ -292,7 +144,7 @@ func run(ctx context.Context, command string, getenv func(string) string, creds 
 			fmt.Fprintf(log, "%s: deleted %d point-in-time recovery objects (base backups, WAL) of database %q\n", command, n, name)
 		}
 		return res, err
-	case CommandBackup:
+	case dumpcmd.CommandBackup:
 		policy, err := retentionFromEnv(getenv)
 		if err != nil {
 			return res, err
@@ -308,14 +160,14 @@ func run(ctx context.Context, command string, getenv func(string) string, creds 
 		}
 		return res, nil
 	}
-	key := getenv(EnvRestoreKey)
+	key := getenv(dumpcmd.EnvRestoreKey)
 	if key == "" {
 		key = Latest
 	}
 	overwrite := false
-	if v := getenv(EnvRestoreOverwrite); v != "" {
+	if v := getenv(dumpcmd.EnvRestoreOverwrite); v != "" {
 		if overwrite, err = strconv.ParseBool(v); err != nil {
-			return res, fmt.Errorf("%s=%q is not true or false", EnvRestoreOverwrite, v)
+			return res, fmt.Errorf("%s=%q is not true or false", dumpcmd.EnvRestoreOverwrite, v)
 		}
 	}
 	m, err := Restore(ctx, bucket, key, db, RestoreOptions{Overwrite: overwrite, Log: log})
@@ -325,12 +177,12 @@ func run(ctx context.Context, command string, getenv func(string) string, creds 
 
 func sourceFromEnv(getenv func(string) string) (Source, error) {
 	s := Source{
-		Type: getenv(EnvDBType), Host: getenv(EnvDBHost), Database: getenv(EnvDBName),
-		Username: getenv(EnvDBUsername), Password: getenv(EnvDBPassword), BinDir: getenv(EnvDBBinDir),
+		Type: getenv(dumpcmd.EnvDBType), Host: getenv(dumpcmd.EnvDBHost), Database: getenv(dumpcmd.EnvDBName),
+		Username: getenv(dumpcmd.EnvDBUsername), Password: getenv(dumpcmd.EnvDBPassword), BinDir: getenv(dumpcmd.EnvDBBinDir),
 	}
 	var missing []string
 	for _, v := range []struct{ name, value string }{
-		{EnvDBType, s.Type}, {EnvDBHost, s.Host}, {EnvDBName, s.Database}, {EnvDBUsername, s.Username},
+		{dumpcmd.EnvDBType, s.Type}, {dumpcmd.EnvDBHost, s.Host}, {dumpcmd.EnvDBName, s.Database}, {dumpcmd.EnvDBUsername, s.Username},
 	} {
 		if v.value == "" {
 			missing = append(missing, v.name)
@@ -339,10 +191,10 @@ func sourceFromEnv(getenv func(string) string) (Source, error) {
 	if len(missing) > 0 {
 		return s, fmt.Errorf("missing environment variables: %s", strings.Join(missing, ", "))
 	}
-	if v := getenv(EnvDBPort); v != "" {
+	if v := getenv(dumpcmd.EnvDBPort); v != "" {
 		p, err := strconv.Atoi(v)
 		if err != nil || p <= 0 || p > 65535 {
-			return s, fmt.Errorf("%s=%q is not a port number", EnvDBPort, v)
+			return s, fmt.Errorf("%s=%q is not a port number", dumpcmd.EnvDBPort, v)
 		}
 		s.Port = p
 	}
@@ -351,14 +203,14 @@ func sourceFromEnv(getenv func(string) string) (Source, error) {
 
 func destinationFromEnv(getenv func(string) string) Destination {
 	return Destination{
-		Type: getenv(EnvDestinationType), Bucket: getenv(EnvDestinationBucket), Prefix: getenv(EnvDestinationPrefix),
-		Endpoint: getenv(EnvDestinationEndpoint), Region: getenv(EnvDestinationRegion),
+		Type: getenv(dumpcmd.EnvDestinationType), Bucket: getenv(dumpcmd.EnvDestinationBucket), Prefix: getenv(dumpcmd.EnvDestinationPrefix),
+		Endpoint: getenv(dumpcmd.EnvDestinationEndpoint), Region: getenv(dumpcmd.EnvDestinationRegion),
 	}
 }
 
 func openBucket(ctx context.Context, d Destination, creds map[string][]byte) (*blob.Bucket, error) {
 	if d.Type == "" {
-		return nil, fmt.Errorf("missing environment variable %s", EnvDestinationType)
+		return nil, fmt.Errorf("missing environment variable %s", dumpcmd.EnvDestinationType)
 	}
 	b, err := OpenBucket(ctx, d, creds)
 	if err != nil {
@@ -404,7 +256,7 @@ func retentionFromEnv(getenv func(string) string) (*retention.Policy, error) {
 	for _, v := range []struct {
 		name string
 		dst  *int
-	}{{EnvKeepLast, &p.KeepLast}, {EnvKeepDaily, &p.KeepDaily}, {EnvKeepWeekly, &p.KeepWeekly}, {EnvKeepMonthly, &p.KeepMonthly}} {
+	}{{dumpcmd.EnvKeepLast, &p.KeepLast}, {dumpcmd.EnvKeepDaily, &p.KeepDaily}, {dumpcmd.EnvKeepWeekly, &p.KeepWeekly}, {dumpcmd.EnvKeepMonthly, &p.KeepMonthly}} {
 		s := getenv(v.name)
 		if s == "" {
 			continue
@@ -415,20 +267,20 @@ func retentionFromEnv(getenv func(string) string) (*retention.Policy, error) {
 		}
 		*v.dst, set = n, true
 	}
-	if s := getenv(EnvMaxAge); s != "" {
+	if s := getenv(dumpcmd.EnvMaxAge); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 {
-			return nil, fmt.Errorf("%s=%q is not a duration", EnvMaxAge, s)
+			return nil, fmt.Errorf("%s=%q is not a duration", dumpcmd.EnvMaxAge, s)
 		}
 		p.MaxAge, set = d, true
 	}
 	if !set {
 		return nil, nil
 	}
-	if tz := getenv(EnvRetentionTimeZone); tz != "" {
+	if tz := getenv(dumpcmd.EnvRetentionTimeZone); tz != "" {
 		loc, err := time.LoadLocation(tz)
 		if err != nil {
-			return nil, fmt.Errorf("%s=%q is not a known time zone", EnvRetentionTimeZone, tz)
+			return nil, fmt.Errorf("%s=%q is not a known time zone", dumpcmd.EnvRetentionTimeZone, tz)
 		}
 		p.Location = loc
 	}

@@ -32,6 +32,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/retention"
 )
 
@@ -122,23 +123,23 @@ func testCommand(t *testing.T, srv *server) {
 	}
 	termination := filepath.Join(t.TempDir(), "termination-log")
 	env := map[string]string{
-		EnvDBType: src.Type, EnvDBHost: src.Host, EnvDBPort: strconv.Itoa(src.Port), EnvDBName: src.Database,
-		EnvDBUsername: src.Username, EnvDBPassword: src.Password, EnvDBBinDir: src.BinDir,
-		EnvDestinationType: "file", EnvDestinationBucket: store, EnvDestinationPrefix: "team/app",
-		EnvStoreCredentialsDir: creds, EnvKeepLast: "5", EnvTerminationLog: termination,
+		dumpcmd.EnvDBType: src.Type, dumpcmd.EnvDBHost: src.Host, dumpcmd.EnvDBPort: strconv.Itoa(src.Port), dumpcmd.EnvDBName: src.Database,
+		dumpcmd.EnvDBUsername: src.Username, dumpcmd.EnvDBPassword: src.Password, dumpcmd.EnvDBBinDir: src.BinDir,
+		dumpcmd.EnvDestinationType: "file", dumpcmd.EnvDestinationBucket: store, dumpcmd.EnvDestinationPrefix: "team/app",
+		dumpcmd.EnvStoreCredentialsDir: creds, dumpcmd.EnvKeepLast: "5", dumpcmd.EnvTerminationLog: termination,
 	}
 	getenv := func(k string) string { return env[k] }
-	result := func() (Result, string) {
+	result := func() (dumpcmd.Result, string) {
 		t.Helper()
 		data, err := os.ReadFile(termination)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(data) > MaxResultBytes {
+		if len(data) > dumpcmd.MaxResultBytes {
 			t.Errorf("the result has %d bytes", len(data))
 		}
 		noSecret(t, "the result", string(data), src.Password)
-		r, err := ParseResult(string(data))
+		r, err := dumpcmd.ParseResult(string(data))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +158,7 @@ func testCommand(t *testing.T, srv *server) {
 	}
 
 	target := srv.createDatabase(t, "from command")
-	env[EnvDBName] = target.Database
+	env[dumpcmd.EnvDBName] = target.Database
 	if code := Main(ctx, "restore", getenv, log); code != 0 {
 		t.Fatalf("restore exited with %d: %s", code, log.String())
 	}
@@ -169,14 +170,14 @@ func testCommand(t *testing.T, srv *server) {
 		t.Errorf("restored %s, source %s", got, want)
 	}
 
-	env[EnvDBName] = src.Database
-	env[EnvDBPassword] = secret(t)
+	env[dumpcmd.EnvDBName] = src.Database
+	env[dumpcmd.EnvDBPassword] = secret(t)
 	if code := Main(ctx, "backup", getenv, log); code == 0 {
 		t.Errorf("backup with a wrong password exited with 0")
 	}
 	fr, raw := result()
-	noSecret(t, "the result", raw, env[EnvDBPassword])
-	noSecret(t, "the log", log.String(), env[EnvDBPassword])
+	noSecret(t, "the result", raw, env[dumpcmd.EnvDBPassword])
+	noSecret(t, "the log", log.String(), env[dumpcmd.EnvDBPassword])
 	noSecret(t, "the log", log.String(), src.Password)
 	if fr.Succeeded || !strings.Contains(fr.Error, "pg_dump") || fr.Key != "" {
 		t.Errorf("failed backup's result %s", raw)
@@ -184,22 +185,22 @@ func testCommand(t *testing.T, srv *server) {
 }
 
 func TestResultBounded(t *testing.T) {
-	r := Result{Succeeded: false, Key: "2024/01/01/x.pgdump", Error: strings.Repeat("é", 5000), PruneError: strings.Repeat("x", 5000)}
+	r := dumpcmd.Result{Succeeded: false, Key: "2024/01/01/x.pgdump", Error: strings.Repeat("é", 5000), PruneError: strings.Repeat("x", 5000)}
 	data := r.Marshal()
-	if len(data) > MaxResultBytes {
+	if len(data) > dumpcmd.MaxResultBytes {
 		t.Fatalf("%d bytes", len(data))
 	}
-	back, err := ParseResult(string(data))
+	back, err := dumpcmd.ParseResult(string(data))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if back.Key != r.Key || !strings.HasPrefix(r.Error, strings.TrimSuffix(back.Error, "…")) || back.Error == "" {
 		t.Errorf("parsed %+v", back)
 	}
-	if _, err := ParseResult("plain text"); err == nil {
+	if _, err := dumpcmd.ParseResult("plain text"); err == nil {
 		t.Error("ParseResult accepted plain text")
 	}
-	if _, err := ParseResult(""); err == nil {
+	if _, err := dumpcmd.ParseResult(""); err == nil {
 		t.Error("ParseResult accepted an empty message")
 	}
 }

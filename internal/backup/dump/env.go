@@ -21,6 +21,7 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/retention"
 )
 
@@ -33,7 +34,7 @@ func DestinationFromEnv(getenv func(string) string) Destination { return destina
 // ReadCredentials reads the store's credentials from the directory
 // EnvStoreCredentialsDir names, file name to content.
 func ReadCredentials(getenv func(string) string) (map[string][]byte, error) {
-	return readCredentials(getenv(EnvStoreCredentialsDir))
+	return readCredentials(getenv(dumpcmd.EnvStoreCredentialsDir))
 }
 
 // OpenDestination opens the destination with its credentials.

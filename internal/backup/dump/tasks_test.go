@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/secrettest"
 	"github.com/steward-dev/steward/internal/backup/store"
 	"github.com/steward-dev/steward/internal/testenv/realserver"
@@ -50,25 +51,25 @@ func newCommand(t *testing.T, d store.Destination, creds map[string][]byte) *cmd
 		}
 	}
 	return &cmdRun{env: map[string]string{
-		EnvDestinationType: d.Type, EnvDestinationBucket: d.Bucket, EnvDestinationPrefix: d.Prefix,
-		EnvDestinationEndpoint: d.Endpoint, EnvDestinationRegion: d.Region,
-		EnvStoreCredentialsDir: dir, EnvTerminationLog: filepath.Join(t.TempDir(), "termination-log"),
+		dumpcmd.EnvDestinationType: d.Type, dumpcmd.EnvDestinationBucket: d.Bucket, dumpcmd.EnvDestinationPrefix: d.Prefix,
+		dumpcmd.EnvDestinationEndpoint: d.Endpoint, dumpcmd.EnvDestinationRegion: d.Region,
+		dumpcmd.EnvStoreCredentialsDir: dir, dumpcmd.EnvTerminationLog: filepath.Join(t.TempDir(), "termination-log"),
 	}}
 }
 
 // run runs name and returns its exit code, its result as written to the
 // termination log, and its log.
-func (c *cmdRun) run(t *testing.T, name string) (int, Result, string, string) {
+func (c *cmdRun) run(t *testing.T, name string) (int, dumpcmd.Result, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	log := &syncBuffer{}
 	code := Main(ctx, name, func(k string) string { return c.env[k] }, log)
-	data, err := os.ReadFile(c.env[EnvTerminationLog])
+	data, err := os.ReadFile(c.env[dumpcmd.EnvTerminationLog])
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := ParseResult(string(data))
+	res, err := dumpcmd.ParseResult(string(data))
 	if err != nil {
 		t.Fatalf("%s wrote no result: %v; log:\n%s", name, err, log.String())
 	}
@@ -84,7 +85,7 @@ func TestCheckCommand(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			d, creds := start(t)
 			d.Prefix = "team/app"
-			code, res, raw, log := newCommand(t, d, creds).run(t, CommandCheck)
+			code, res, raw, log := newCommand(t, d, creds).run(t, dumpcmd.CommandCheck)
 			if code != 0 || !res.Succeeded || res.Error != "" || res.Reason != "" {
 				t.Fatalf("exit code %d, result %s, log:\n%s", code, raw, log)
 			}
@@ -118,7 +119,7 @@ func TestCheckCommandReasons(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d, creds := storetest.S3(t)
 			tc.spoil(&d, creds)
-			code, res, raw, _ := newCommand(t, d, creds).run(t, CommandCheck)
+			code, res, raw, _ := newCommand(t, d, creds).run(t, dumpcmd.CommandCheck)
 			if code == 0 || res.Succeeded || res.Reason != tc.want || !strings.Contains(res.Error, "s3 bucket") {
 				t.Errorf("exit code %d, result %s; want reason %s and the store named", code, raw, tc.want)
 			}
@@ -154,11 +155,11 @@ func TestDeleteCommand(t *testing.T) {
 	}
 
 	c := newCommand(t, d, creds)
-	if code, res, raw, _ := c.run(t, CommandDelete); code == 0 || !strings.Contains(res.Error, "unknown") {
+	if code, res, raw, _ := c.run(t, dumpcmd.CommandDelete); code == 0 || !strings.Contains(res.Error, "unknown") {
 		t.Errorf("without a database name: exit code %d, result %s", code, raw)
 	}
-	c.env[EnvDBName] = "shop"
-	code, res, raw, log := c.run(t, CommandDelete)
+	c.env[dumpcmd.EnvDBName] = "shop"
+	code, res, raw, log := c.run(t, dumpcmd.CommandDelete)
 	if code != 0 || !res.Succeeded || res.Deleted != 2 {
 		t.Fatalf("exit code %d, result %s, log:\n%s", code, raw, log)
 	}
@@ -230,15 +231,15 @@ func TestCommandsNeverLeakCredentials(t *testing.T) {
 				}
 			}
 			c := newCommand(t, tc.d, tc.creds)
-			c.env[EnvDBPassword] = p.DBPassword
-			c.env[EnvDBName] = "shop"
-			for _, name := range []string{CommandCheck, CommandDelete} {
+			c.env[dumpcmd.EnvDBPassword] = p.DBPassword
+			c.env[dumpcmd.EnvDBName] = "shop"
+			for _, name := range []string{dumpcmd.CommandCheck, dumpcmd.CommandDelete} {
 				code, res, raw, log := c.run(t, name)
 				t.Logf("%s: %s", name, res.Error)
 				if code == 0 || res.Succeeded || !strings.Contains(res.Error, tc.d.Type+" ") {
 					t.Errorf("%s: exit code %d, result %s: want a failure naming the store", name, code, raw)
 				}
-				if name == CommandCheck && res.Reason != tc.reason {
+				if name == dumpcmd.CommandCheck && res.Reason != tc.reason {
 					t.Errorf("%s: reason %q, want %q", name, res.Reason, tc.reason)
 				}
 				if found := p.Find(raw + log); len(found) > 0 {
@@ -254,12 +255,12 @@ func TestCommandsNeverLeakCredentials(t *testing.T) {
 		bin := realserver.Require(t, pg15)
 		c := newCommand(t, store.Destination{Type: store.TypeS3, Bucket: "backups", Endpoint: p.WithUser(secrettest.EchoS3(t))}, p.S3Credentials())
 		for k, v := range map[string]string{
-			EnvDBType: TypePostgreSQL, EnvDBHost: "host-" + strings.Trim(p.DBPassword, `'"`) + ".invalid", EnvDBName: "shop",
-			EnvDBUsername: "backup", EnvDBPassword: strings.Trim(p.DBPassword, `'"`), EnvDBBinDir: bin,
+			dumpcmd.EnvDBType: TypePostgreSQL, dumpcmd.EnvDBHost: "host-" + strings.Trim(p.DBPassword, `'"`) + ".invalid", dumpcmd.EnvDBName: "shop",
+			dumpcmd.EnvDBUsername: "backup", dumpcmd.EnvDBPassword: strings.Trim(p.DBPassword, `'"`), dumpcmd.EnvDBBinDir: bin,
 		} {
 			c.env[k] = v
 		}
-		code, res, raw, log := c.run(t, CommandBackup)
+		code, res, raw, log := c.run(t, dumpcmd.CommandBackup)
 		t.Logf("backup: %s", res.Error)
 		if code == 0 || res.Succeeded || res.Error == "" {
 			t.Errorf("exit code %d, result %s", code, raw)

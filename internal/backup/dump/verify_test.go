@@ -37,6 +37,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 )
 
 // The throwaway servers of backup-verify run as the engines' users when
@@ -325,36 +326,36 @@ func testVerifyCommand(t *testing.T, srv *server, tables int) {
 	store := t.TempDir()
 	termination := filepath.Join(t.TempDir(), "termination-log")
 	backupEnv := map[string]string{
-		EnvDBType: src.Type, EnvDBHost: src.Host, EnvDBPort: strconv.Itoa(src.Port), EnvDBName: src.Database,
-		EnvDBUsername: src.Username, EnvDBPassword: src.Password, EnvDBBinDir: src.BinDir,
-		EnvDestinationType: "file", EnvDestinationBucket: store, EnvDestinationPrefix: "team/app",
-		EnvTerminationLog: termination,
+		dumpcmd.EnvDBType: src.Type, dumpcmd.EnvDBHost: src.Host, dumpcmd.EnvDBPort: strconv.Itoa(src.Port), dumpcmd.EnvDBName: src.Database,
+		dumpcmd.EnvDBUsername: src.Username, dumpcmd.EnvDBPassword: src.Password, dumpcmd.EnvDBBinDir: src.BinDir,
+		dumpcmd.EnvDestinationType: "file", dumpcmd.EnvDestinationBucket: store, dumpcmd.EnvDestinationPrefix: "team/app",
+		dumpcmd.EnvTerminationLog: termination,
 	}
 	verifyEnv := map[string]string{
-		EnvDBType: src.Type, EnvDBName: src.Database, EnvDBBinDir: src.BinDir,
-		EnvDestinationType: "file", EnvDestinationBucket: store, EnvDestinationPrefix: "team/app",
-		EnvTerminationLog: termination,
+		dumpcmd.EnvDBType: src.Type, dumpcmd.EnvDBName: src.Database, dumpcmd.EnvDBBinDir: src.BinDir,
+		dumpcmd.EnvDestinationType: "file", dumpcmd.EnvDestinationBucket: store, dumpcmd.EnvDestinationPrefix: "team/app",
+		dumpcmd.EnvTerminationLog: termination,
 	}
 	log := &syncBuffer{}
-	result := func() Result {
+	result := func() dumpcmd.Result {
 		t.Helper()
 		data, err := os.ReadFile(termination)
 		if err != nil {
 			t.Fatal(err)
 		}
 		noSecret(t, "the result", string(data), src.Password)
-		r, err := ParseResult(string(data))
+		r, err := dumpcmd.ParseResult(string(data))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r
 	}
-	if code := Main(ctx, CommandBackup, func(k string) string { return backupEnv[k] }, log); code != 0 {
+	if code := Main(ctx, dumpcmd.CommandBackup, func(k string) string { return backupEnv[k] }, log); code != 0 {
 		t.Fatalf("backup exited with %d: %s", code, log)
 	}
 	key := result().Key
-	verify := func() (int, Result) {
-		code := Main(ctx, CommandVerify, func(k string) string { return verifyEnv[k] }, log)
+	verify := func() (int, dumpcmd.Result) {
+		code := Main(ctx, dumpcmd.CommandVerify, func(k string) string { return verifyEnv[k] }, log)
 		return code, result()
 	}
 
@@ -374,14 +375,14 @@ func testVerifyCommand(t *testing.T, srv *server, tables int) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	verifyEnv[EnvVerifyKey] = key
+	verifyEnv[dumpcmd.EnvVerifyKey] = key
 	code, r = verify()
 	if code == 0 || r.Succeeded || r.Reason != v1alpha1.ReasonChecksumMismatch || r.Key != key || !strings.Contains(r.Error, "checksum mismatch") {
 		t.Errorf("backup-verify of a corrupted object exited with %d, result %+v", code, r)
 	}
 
-	delete(verifyEnv, EnvVerifyKey)
-	verifyEnv[EnvDBName] = "another"
+	delete(verifyEnv, dumpcmd.EnvVerifyKey)
+	verifyEnv[dumpcmd.EnvDBName] = "another"
 	code, r = verify()
 	if code == 0 || r.Succeeded || r.Reason != v1alpha1.ReasonNoBackup {
 		t.Errorf("backup-verify without a backup exited with %d, result %+v", code, r)
@@ -546,12 +547,12 @@ func TestVerifyLarge(t *testing.T) {
 			store := t.TempDir()
 			termination := filepath.Join(t.TempDir(), "termination-log")
 			env := map[string]string{
-				EnvDBType: src.Type, EnvDBHost: src.Host, EnvDBPort: strconv.Itoa(src.Port), EnvDBName: src.Database,
-				EnvDBUsername: src.Username, EnvDBPassword: src.Password, EnvDBBinDir: src.BinDir,
-				EnvDestinationType: "file", EnvDestinationBucket: store, EnvTerminationLog: termination,
+				dumpcmd.EnvDBType: src.Type, dumpcmd.EnvDBHost: src.Host, dumpcmd.EnvDBPort: strconv.Itoa(src.Port), dumpcmd.EnvDBName: src.Database,
+				dumpcmd.EnvDBUsername: src.Username, dumpcmd.EnvDBPassword: src.Password, dumpcmd.EnvDBBinDir: src.BinDir,
+				dumpcmd.EnvDestinationType: "file", dumpcmd.EnvDestinationBucket: store, dumpcmd.EnvTerminationLog: termination,
 			}
 			log := &syncBuffer{}
-			for _, cmd := range []string{CommandBackup, CommandVerify} {
+			for _, cmd := range []string{dumpcmd.CommandBackup, dumpcmd.CommandVerify} {
 				if code := Main(ctx, cmd, func(k string) string { return env[k] }, log); code != 0 {
 					t.Fatalf("%s exited with %d: %s", cmd, code, log)
 				}
@@ -559,14 +560,14 @@ func TestVerifyLarge(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, err := ParseResult(string(data))
+				r, err := dumpcmd.ParseResult(string(data))
 				if err != nil {
 					t.Fatal(err)
 				}
 				t.Logf("%s: %.1fs, %d bytes stored, %s", cmd, r.DurationSeconds, r.Size, r.Message)
 			}
 			for _, line := range strings.Split(log.String(), "\n") {
-				if strings.HasPrefix(line, "verify:") || strings.HasPrefix(line, CommandVerify+":") {
+				if strings.HasPrefix(line, "verify:") || strings.HasPrefix(line, dumpcmd.CommandVerify+":") {
 					t.Log(line)
 				}
 			}

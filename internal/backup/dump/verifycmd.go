@@ -28,6 +28,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/redact"
 	"github.com/steward-dev/steward/internal/backup/scratch"
 )
@@ -40,11 +41,11 @@ var scratchUser = func(typ string) (uid, gid uint32) { return 0, 0 }
 // runVerify is `steward backup-verify`: it finds the backup, starts a
 // throwaway server in a temporary directory of the pod, and verifies the
 // backup by restoring it there.
-func runVerify(ctx context.Context, getenv func(string) string, creds map[string][]byte, red *redact.Redactor, log io.Writer) (Result, error) {
-	var res Result
-	typ, database := getenv(EnvDBType), getenv(EnvDBName)
+func runVerify(ctx context.Context, getenv func(string) string, creds map[string][]byte, red *redact.Redactor, log io.Writer) (dumpcmd.Result, error) {
+	var res dumpcmd.Result
+	typ, database := getenv(dumpcmd.EnvDBType), getenv(dumpcmd.EnvDBName)
 	if typ != TypePostgreSQL && typ != TypeMySQL {
-		return res, fmt.Errorf("%s=%q: backup-verify verifies %s and %s backups", EnvDBType, typ, TypePostgreSQL, TypeMySQL)
+		return res, fmt.Errorf("%s=%q: backup-verify verifies %s and %s backups", dumpcmd.EnvDBType, typ, TypePostgreSQL, TypeMySQL)
 	}
 	d := destinationFromEnv(getenv)
 	bucket, err := openBucket(ctx, d, creds)
@@ -53,12 +54,12 @@ func runVerify(ctx context.Context, getenv func(string) string, creds map[string
 	}
 	defer func() { _ = bucket.Close() }()
 
-	fail := func(reason string, err error) (Result, error) {
+	fail := func(reason string, err error) (dumpcmd.Result, error) {
 		res.Reason = reason
 		return res, err
 	}
 	// Which backup, before a server is started for nothing.
-	key := getenv(EnvVerifyKey)
+	key := getenv(dumpcmd.EnvVerifyKey)
 	if key == "" || key == Latest {
 		if key, err = FindLatest(ctx, bucket, typ, database); err != nil {
 			return fail(verifyReason(err), err)
@@ -73,7 +74,7 @@ func runVerify(ctx context.Context, getenv func(string) string, creds map[string
 		return fail(v1alpha1.ReasonVerificationFailed, fmt.Errorf("reading the manifest of %s: %w", key, err))
 	}
 	res.Size, res.SHA256 = m.Size, m.SHA256
-	fmt.Fprintf(log, "%s: verifying %s (%d bytes, %d tables in its manifest)\n", CommandVerify, key, m.Size, len(m.Tables))
+	fmt.Fprintf(log, "%s: verifying %s (%d bytes, %d tables in its manifest)\n", dumpcmd.CommandVerify, key, m.Size, len(m.Tables))
 
 	dir, err := os.MkdirTemp("", "scratch-")
 	if err != nil {
@@ -90,7 +91,7 @@ func runVerify(ctx context.Context, getenv func(string) string, creds map[string
 	if typ == TypeMySQL {
 		kind = scratch.MySQL
 	}
-	binDir := getenv(EnvDBBinDir)
+	binDir := getenv(dumpcmd.EnvDBBinDir)
 	srv, err := scratch.New(scratch.Config{Type: kind, Dir: filepath.Join(dir, "s"), BinDir: binDir,
 		Database: m.Database, RunAsUID: uid, RunAsGID: gid, Output: log})
 	if err != nil {
@@ -99,7 +100,7 @@ func runVerify(ctx context.Context, getenv func(string) string, creds map[string
 	red.Add(srv.Passwords()...)
 	defer func() {
 		if err := srv.Close(); err != nil {
-			fmt.Fprintf(log, "%s: stopping the throwaway server: %v\n", CommandVerify, err)
+			fmt.Fprintf(log, "%s: stopping the throwaway server: %v\n", dumpcmd.CommandVerify, err)
 		}
 	}()
 	start := time.Now()
@@ -109,7 +110,7 @@ func runVerify(ctx context.Context, getenv func(string) string, creds map[string
 	if err := srv.Start(ctx); err != nil {
 		return fail(v1alpha1.ReasonVerificationFailed, err)
 	}
-	fmt.Fprintf(log, "%s: throwaway %s server started in %v\n", CommandVerify, kind, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(log, "%s: throwaway %s server started in %v\n", dumpcmd.CommandVerify, kind, time.Since(start).Round(time.Millisecond))
 	su := srv.Superuser()
 	target := Target{Type: typ, Host: su.Host, Port: su.Port, Database: su.Database,
 		Username: su.Username, Password: su.Password, BinDir: binDir}

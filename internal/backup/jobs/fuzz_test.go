@@ -28,7 +28,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/instance"
 )
 
@@ -69,7 +69,7 @@ func FuzzPodTemplate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, backup bool, image, host string, port int32, database string, destination uint8,
 		bucket, prefix string, retention uint8, key string) {
 		r := Run{
-			Command: dump.CommandRestore, Image: image, InstanceImage: "ghcr.io/steward-dev/steward:test",
+			Command: dumpcmd.CommandRestore, Image: image, InstanceImage: "ghcr.io/steward-dev/steward:test",
 			Conn: Connection{Type: sourceTypes[int(destination>>4)%3], Host: host, Port: max(port, 0) % 65536,
 				Database: database, CredentialsSecret: "orders-credentials"},
 			Destination: fuzzDestination(destination, bucket, prefix),
@@ -77,7 +77,7 @@ func FuzzPodTemplate(f *testing.F) {
 			Labels: map[string]string{"steward.dev/backup": "orders"},
 		}
 		if backup {
-			r.Command = dump.CommandBackup
+			r.Command = dumpcmd.CommandBackup
 			if retention != 0 {
 				r.Retention = &v1alpha1.BackupRetention{KeepLast: new(int32(retention)), MaxAge: &metav1.Duration{Duration: time.Duration(retention) * time.Hour}}
 			}
@@ -102,10 +102,10 @@ func FuzzPodTemplate(f *testing.F) {
 		if wantPort == 0 {
 			wantPort = DefaultPort(r.Conn.Type)
 		}
-		if env[dump.EnvDBHost] != r.Conn.Host || env[dump.EnvDBName] != r.Conn.Database || env[dump.EnvDBPort] != strconv.Itoa(int(wantPort)) {
+		if env[dumpcmd.EnvDBHost] != r.Conn.Host || env[dumpcmd.EnvDBName] != r.Conn.Database || env[dumpcmd.EnvDBPort] != strconv.Itoa(int(wantPort)) {
 			t.Fatalf("database variables %v for %+v", env, r.Conn)
 		}
-		if _, ok := env[dump.EnvRestoreKey]; ok != (r.Command == dump.CommandRestore) {
+		if _, ok := env[dumpcmd.EnvRestoreKey]; ok != (r.Command == dumpcmd.CommandRestore) {
 			t.Fatalf("restore key set %v for a %s", ok, r.Command)
 		}
 	})
@@ -118,22 +118,22 @@ func FuzzTaskPodTemplate(f *testing.F) {
 	f.Add(false, uint8(3), "dumps", "", "app")
 	f.Add(false, uint8(3|4), "..", "x", "")
 	f.Fuzz(func(t *testing.T, check bool, destination uint8, bucket, prefix, database string) {
-		task := Task{Command: dump.CommandDelete, Image: "ghcr.io/steward-dev/steward:test",
+		task := Task{Command: dumpcmd.CommandDelete, Image: "ghcr.io/steward-dev/steward:test",
 			Destination: fuzzDestination(destination, bucket, prefix), Database: database,
 			Labels: map[string]string{"steward.dev/backup": "orders"}}
 		if check {
-			task.Command = dump.CommandCheck
+			task.Command = dumpcmd.CommandCheck
 		}
 		tmpl := TaskPodTemplate(task)
 		if !equality.Semantic.DeepEqual(tmpl, TaskPodTemplate(task)) {
 			t.Fatal("the pod template differs from one build to the next")
 		}
 		env := checkPod(t, tmpl, task.Destination)
-		if name, ok := env[dump.EnvDBName]; ok != (task.Command == dump.CommandDelete) || name != map[bool]string{true: database}[ok] {
+		if name, ok := env[dumpcmd.EnvDBName]; ok != (task.Command == dumpcmd.CommandDelete) || name != map[bool]string{true: database}[ok] {
 			t.Fatalf("database variable %q (set %v) for a %s of %q", name, ok, task.Command, database)
 		}
-		if c := tmpl.Spec.Containers[0]; *c.Image != task.Image || len(c.Args) != 1 || c.Args[0] != task.Command {
-			t.Fatalf("container of image %s and arguments %v", *c.Image, c.Args)
+		if c := tmpl.Spec.Containers[0]; *c.Image != task.Image || len(c.Command) != 1 || c.Command[0] != instance.AgentImagePath || len(c.Args) != 1 || c.Args[0] != task.Command {
+			t.Fatalf("container of image %s, command %v and arguments %v", *c.Image, c.Command, c.Args)
 		}
 	})
 }
@@ -176,7 +176,7 @@ func checkPod(t *testing.T, tmpl *corev1ac.PodTemplateSpecApplyConfiguration, d 
 		}
 	}
 	if d.Type == v1alpha1.DestinationFile {
-		if b := env[dump.EnvDestinationBucket]; b != fileMount && !strings.HasPrefix(b, fileMount+"/") {
+		if b := env[dumpcmd.EnvDestinationBucket]; b != fileMount && !strings.HasPrefix(b, fileMount+"/") {
 			t.Fatalf("the directory of bucket %q is %s, not on the volume at %s", d.Bucket, b, fileMount)
 		}
 	}
@@ -205,15 +205,15 @@ func FuzzVerifyPodTemplate(f *testing.F) {
 		}
 		env := checkPod(t, tmpl, v.Destination)
 		c := tmpl.Spec.Containers[0]
-		if *c.Image != v.Image || len(c.Command) != 2 || c.Command[0] != instance.BinaryPath || c.Command[1] != dump.CommandVerify ||
+		if *c.Image != v.Image || len(c.Command) != 2 || c.Command[0] != instance.BinaryPath || c.Command[1] != dumpcmd.CommandVerify ||
 			len(tmpl.Spec.InitContainers) != 1 {
 			t.Fatalf("container of image %s and command %v, %d init containers", *c.Image, c.Command, len(tmpl.Spec.InitContainers))
 		}
-		if env[dump.EnvDBType] != string(v.Type) || env[dump.EnvDBName] != v.Database {
+		if env[dumpcmd.EnvDBType] != string(v.Type) || env[dumpcmd.EnvDBName] != v.Database {
 			t.Fatalf("database variables %v", env)
 		}
 		for _, e := range c.Env {
-			if e.ValueFrom != nil || *e.Name == dump.EnvDBHost || *e.Name == dump.EnvDBUsername || *e.Name == dump.EnvDBPassword {
+			if e.ValueFrom != nil || *e.Name == dumpcmd.EnvDBHost || *e.Name == dumpcmd.EnvDBUsername || *e.Name == dumpcmd.EnvDBPassword {
 				t.Fatalf("a verification's environment holds %s", *e.Name)
 			}
 		}

@@ -34,8 +34,8 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/backup/dump"
-	"github.com/steward-dev/steward/internal/backup/pitr"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
+	"github.com/steward-dev/steward/internal/backup/pitrcmd"
 	"github.com/steward-dev/steward/internal/instance"
 )
 
@@ -126,12 +126,12 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 		port = DefaultPort(r.Conn.Type)
 	}
 	env := []*corev1ac.EnvVarApplyConfiguration{
-		value(dump.EnvDBType, string(r.Conn.Type)),
-		value(dump.EnvDBHost, r.Conn.Host),
-		value(dump.EnvDBPort, strconv.Itoa(int(port))),
-		value(dump.EnvDBName, r.Conn.Database),
-		secret(dump.EnvDBUsername, "username"),
-		secret(dump.EnvDBPassword, "password"),
+		value(dumpcmd.EnvDBType, string(r.Conn.Type)),
+		value(dumpcmd.EnvDBHost, r.Conn.Host),
+		value(dumpcmd.EnvDBPort, strconv.Itoa(int(port))),
+		value(dumpcmd.EnvDBName, r.Conn.Database),
+		secret(dumpcmd.EnvDBUsername, "username"),
+		secret(dumpcmd.EnvDBPassword, "password"),
 	}
 	env = append(env, destinationEnv(r.Destination)...)
 	if ret := r.Retention; ret != nil {
@@ -139,30 +139,30 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 			env string
 			v   *int32
 		}{
-			{dump.EnvKeepLast, ret.KeepLast}, {dump.EnvKeepDaily, ret.KeepDaily},
-			{dump.EnvKeepWeekly, ret.KeepWeekly}, {dump.EnvKeepMonthly, ret.KeepMonthly},
+			{dumpcmd.EnvKeepLast, ret.KeepLast}, {dumpcmd.EnvKeepDaily, ret.KeepDaily},
+			{dumpcmd.EnvKeepWeekly, ret.KeepWeekly}, {dumpcmd.EnvKeepMonthly, ret.KeepMonthly},
 		} {
 			if n.v != nil {
 				env = append(env, value(n.env, strconv.Itoa(int(*n.v))))
 			}
 		}
 		if ret.MaxAge != nil {
-			env = append(env, value(dump.EnvMaxAge, ret.MaxAge.Duration.String()))
+			env = append(env, value(dumpcmd.EnvMaxAge, ret.MaxAge.Duration.String()))
 		}
 		if r.TimeZone != "" {
-			env = append(env, value(dump.EnvRetentionTimeZone, r.TimeZone))
+			env = append(env, value(dumpcmd.EnvRetentionTimeZone, r.TimeZone))
 		}
 	}
 	if r.Command == "restore" {
-		env = append(env, value(dump.EnvRestoreKey, r.Key), value(dump.EnvRestoreOverwrite, strconv.FormatBool(r.Overwrite)))
+		env = append(env, value(dumpcmd.EnvRestoreKey, r.Key), value(dumpcmd.EnvRestoreOverwrite, strconv.FormatBool(r.Overwrite)))
 	}
 	command := r.Command
 	var base *corev1ac.ContainerApplyConfiguration
 	if p := r.PointInTime; p != nil {
-		env = append(env, value(pitr.EnvArchive, p.Archive))
+		env = append(env, value(pitrcmd.EnvArchive, p.Archive))
 		if r.Command == "restore" {
-			command = pitr.CommandRestore
-			env = append(env, value(pitr.EnvTargetTime, p.TargetTime))
+			command = pitrcmd.CommandRestore
+			env = append(env, value(pitrcmd.EnvTargetTime, p.TargetTime))
 		}
 	}
 
@@ -187,13 +187,13 @@ func PodTemplate(r Run) *corev1ac.PodTemplateSpecApplyConfiguration {
 }
 
 // Task is a run that works on the destination only: the check of a
-// destination (dump.CommandCheck) or the deletion of a database's dumps
-// (dump.CommandDelete).
+// destination (dumpcmd.CommandCheck) or the deletion of a database's dumps
+// (dumpcmd.CommandDelete).
 type Task struct {
-	// Command is dump.CommandCheck or dump.CommandDelete.
+	// Command is dumpcmd.CommandCheck or dumpcmd.CommandDelete.
 	Command string
-	// Image is Steward's own image, whose entrypoint is the steward
-	// binary.
+	// Image is Steward's own image, which carries steward-agent at
+	// instance.AgentImagePath.
 	Image       string
 	Destination v1alpha1.BackupDestination
 	// Database is the dumped database's name, whose dumps a delete
@@ -209,13 +209,14 @@ type Task struct {
 // it never restarts and has no API access.
 func TaskPodTemplate(t Task) *corev1ac.PodTemplateSpecApplyConfiguration {
 	env := destinationEnv(t.Destination)
-	if t.Command == dump.CommandDelete {
-		env = append(env, value(dump.EnvDBName, t.Database))
+	if t.Command == dumpcmd.CommandDelete {
+		env = append(env, value(dumpcmd.EnvDBName, t.Database))
 	}
 	s := storage(t.Destination)
 	main := corev1ac.Container().
 		WithName(Container).
 		WithImage(t.Image).
+		WithCommand(instance.AgentImagePath).
 		WithArgs(t.Command).
 		WithEnv(append(env, s.env...)...).
 		WithVolumeMounts(s.mounts...).
@@ -257,11 +258,11 @@ type Verification struct {
 // Like a run, it never restarts and has no API access.
 func VerifyPodTemplate(v Verification) *corev1ac.PodTemplateSpecApplyConfiguration {
 	env := append([]*corev1ac.EnvVarApplyConfiguration{
-		value(dump.EnvDBType, string(v.Type)),
-		value(dump.EnvDBName, v.Database),
+		value(dumpcmd.EnvDBType, string(v.Type)),
+		value(dumpcmd.EnvDBName, v.Database),
 	}, destinationEnv(v.Destination)...)
 	s := storage(v.Destination)
-	main := copiedBinaryContainer(Container, v.Image, dump.CommandVerify, append(env, s.env...), s, "256Mi", "1Gi")
+	main := copiedBinaryContainer(Container, v.Image, dumpcmd.CommandVerify, append(env, s.env...), s, "256Mi", "1Gi")
 	copyBinary := instance.CopyBinaryContainer(v.InstanceImage, binVolume, containerSecurity())
 	containers := []*corev1ac.ContainerApplyConfiguration{main}
 	if v.PointInTime != nil {
@@ -305,11 +306,11 @@ func value(name, v string) *corev1ac.EnvVarApplyConfiguration {
 // destinationEnv says where the destination is.
 func destinationEnv(d v1alpha1.BackupDestination) []*corev1ac.EnvVarApplyConfiguration {
 	return []*corev1ac.EnvVarApplyConfiguration{
-		value(dump.EnvDestinationType, string(d.Type)),
-		value(dump.EnvDestinationBucket, bucket(d)),
-		value(dump.EnvDestinationPrefix, d.Prefix),
-		value(dump.EnvDestinationEndpoint, d.Endpoint),
-		value(dump.EnvDestinationRegion, d.Region),
+		value(dumpcmd.EnvDestinationType, string(d.Type)),
+		value(dumpcmd.EnvDestinationBucket, bucket(d)),
+		value(dumpcmd.EnvDestinationPrefix, d.Prefix),
+		value(dumpcmd.EnvDestinationEndpoint, d.Endpoint),
+		value(dumpcmd.EnvDestinationRegion, d.Region),
 		value("HOME", "/tmp"),
 	}
 }
@@ -328,7 +329,7 @@ func storage(d v1alpha1.BackupDestination) storageParts {
 		volumes: []*corev1ac.VolumeApplyConfiguration{corev1ac.Volume().WithName(tmpVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource())},
 	}
 	if ref := d.CredentialsSecretRef; ref != nil {
-		s.env = append(s.env, value(dump.EnvStoreCredentialsDir, storeMount))
+		s.env = append(s.env, value(dumpcmd.EnvStoreCredentialsDir, storeMount))
 		s.mounts = append(s.mounts, corev1ac.VolumeMount().WithName(storeVolume).WithMountPath(storeMount).WithReadOnly(true))
 		s.volumes = append(s.volumes, corev1ac.Volume().WithName(storeVolume).
 			WithSecret(corev1ac.SecretVolumeSource().WithSecretName(ref.Name).WithDefaultMode(0o400)))
@@ -375,17 +376,17 @@ func bucket(d v1alpha1.BackupDestination) string {
 // Result reads the run's result from a finished pod: the termination
 // message of the run container. ok is false while the pod has not finished
 // or left no message.
-func Result(pod *corev1.Pod) (dump.Result, bool, error) {
+func Result(pod *corev1.Pod) (dumpcmd.Result, bool, error) {
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.Name != Container || cs.State.Terminated == nil {
 			continue
 		}
 		msg := cs.State.Terminated.Message
 		if msg == "" {
-			return dump.Result{}, false, fmt.Errorf("the %s container ended (%s, exit code %d) without a result",
+			return dumpcmd.Result{}, false, fmt.Errorf("the %s container ended (%s, exit code %d) without a result",
 				Container, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode)
 		}
-		res, err := dump.ParseResult(msg)
+		res, err := dumpcmd.ParseResult(msg)
 		if err != nil {
 			// The runtime's own message: the container could not start.
 			return res, false, fmt.Errorf("the %s container ended (%s, exit code %d) without a result: %s",
@@ -393,7 +394,7 @@ func Result(pod *corev1.Pod) (dump.Result, bool, error) {
 		}
 		return res, true, nil
 	}
-	return dump.Result{}, false, nil
+	return dumpcmd.Result{}, false, nil
 }
 
 // shorten cuts s to at most n bytes, marking the cut.

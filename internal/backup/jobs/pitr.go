@@ -29,19 +29,19 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 
-	"github.com/steward-dev/steward/internal/backup/dump"
-	"github.com/steward-dev/steward/internal/backup/pitr"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
+	"github.com/steward-dev/steward/internal/backup/pitrcmd"
 	"github.com/steward-dev/steward/internal/instance"
 )
 
 // BaseContainer is the container of a backup run's pod that takes the
 // base backup of point-in-time recovery; its termination message is a
-// pitr.Result.
+// pitrcmd.Result.
 const BaseContainer = "base"
 
 // PITRVerifyContainer is the container of a verification's pod that
 // recovers the archive to its latest point; its termination message is a
-// pitr.Result.
+// pitrcmd.Result.
 const PITRVerifyContainer = "pitr"
 
 // ArchiverContainer is the container of an archiver's pod.
@@ -64,8 +64,8 @@ func replicationEnv(secret string) []*corev1ac.EnvVarApplyConfiguration {
 			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(secret).WithKey(key)))
 	}
 	return []*corev1ac.EnvVarApplyConfiguration{
-		ref(pitr.EnvReplicationUsername, "replication-username"),
-		ref(pitr.EnvReplicationPassword, "replication-password"),
+		ref(pitrcmd.EnvReplicationUsername, "replication-username"),
+		ref(pitrcmd.EnvReplicationPassword, "replication-password"),
 	}
 }
 
@@ -73,49 +73,49 @@ func replicationEnv(secret string) []*corev1ac.EnvVarApplyConfiguration {
 // database, destination and retention, and the replication credentials.
 func baseContainer(r Run, p *PointInTime, env []*corev1ac.EnvVarApplyConfiguration, s storageParts) *corev1ac.ContainerApplyConfiguration {
 	env = append(append(append([]*corev1ac.EnvVarApplyConfiguration{}, env...), replicationEnv(p.ReplicationSecret)...), s.env...)
-	return copiedBinaryContainer(BaseContainer, r.Image, pitr.CommandBase, env, s, "64Mi", "256Mi")
+	return copiedBinaryContainer(BaseContainer, r.Image, pitrcmd.CommandBase, env, s, "64Mi", "256Mi")
 }
 
 // pitrVerifyContainer runs `steward verify-pitr` beside a verification,
 // with the destination only: the archive is recovered in the pod.
 func pitrVerifyContainer(v Verification, s storageParts) *corev1ac.ContainerApplyConfiguration {
-	env := append(destinationEnv(v.Destination), value(pitr.EnvArchive, v.PointInTime.Archive),
-		value(pitr.EnvWorkDir, "/tmp/steward-pitr-verify"))
-	return copiedBinaryContainer(PITRVerifyContainer, v.Image, pitr.CommandVerify, append(env, s.env...), s, "256Mi", "1Gi")
+	env := append(destinationEnv(v.Destination), value(pitrcmd.EnvArchive, v.PointInTime.Archive),
+		value(pitrcmd.EnvWorkDir, "/tmp/steward-pitr-verify"))
+	return copiedBinaryContainer(PITRVerifyContainer, v.Image, pitrcmd.CommandVerify, append(env, s.env...), s, "256Mi", "1Gi")
 }
 
 // PITRVerifyResult reads the recovery's result from a finished
 // verification pod; ok is false while it runs or when the pod has none.
-func PITRVerifyResult(pod *corev1.Pod) (pitr.Result, bool, error) {
+func PITRVerifyResult(pod *corev1.Pod) (pitrcmd.Result, bool, error) {
 	return containerResult(pod, PITRVerifyContainer)
 }
 
-// containerResult reads a pitr.Result from a container's termination
+// containerResult reads a pitrcmd.Result from a container's termination
 // message.
-func containerResult(pod *corev1.Pod, name string) (pitr.Result, bool, error) {
+func containerResult(pod *corev1.Pod, name string) (pitrcmd.Result, bool, error) {
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.Name != name || cs.State.Terminated == nil {
 			continue
 		}
-		res, err := pitr.ParseResult(cs.State.Terminated.Message)
+		res, err := pitrcmd.ParseResult(cs.State.Terminated.Message)
 		if err != nil {
 			return res, false, fmt.Errorf("the %s container ended (%s, exit code %d) without a result: %s",
 				name, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode, shorten(cs.State.Terminated.Message, 300))
 		}
 		return res, true, nil
 	}
-	return pitr.Result{}, false, nil
+	return pitrcmd.Result{}, false, nil
 }
 
 // BaseResult reads the base backup's result from a finished run pod; ok
 // is false while its container runs or when the pod has none.
-func BaseResult(pod *corev1.Pod) (pitr.Result, bool, error) {
+func BaseResult(pod *corev1.Pod) (pitrcmd.Result, bool, error) {
 	return containerResult(pod, BaseContainer)
 }
 
 // RestoreResult reads a point-in-time restore's result from its finished
 // pod, as Result reads a dump's.
-func RestoreResult(pod *corev1.Pod) (pitr.Result, bool, error) {
+func RestoreResult(pod *corev1.Pod) (pitrcmd.Result, bool, error) {
 	return containerResult(pod, Container)
 }
 
@@ -139,24 +139,24 @@ type Archiver struct {
 // ArchiverDeployment is the spec of an archiver's Deployment: one pod,
 // replaced (never two at once, which would upload the same segments),
 // with the destination's credentials and the replication user's, no API
-// access, and its status on pitr.ArchiverPort.
+// access, and its status on pitrcmd.ArchiverPort.
 func ArchiverDeployment(a Archiver) *appsv1ac.DeploymentSpecApplyConfiguration {
 	s := storage(a.Destination)
 	env := append(destinationEnv(a.Destination),
-		value(dump.EnvDBType, string(a.Type)),
-		value(dump.EnvDBHost, a.Host),
-		value(dump.EnvDBPort, strconv.Itoa(int(a.Port))),
-		value(pitr.EnvArchive, a.Archive),
-		value(pitr.EnvArchiveDir, "/tmp/archive"))
+		value(dumpcmd.EnvDBType, string(a.Type)),
+		value(dumpcmd.EnvDBHost, a.Host),
+		value(dumpcmd.EnvDBPort, strconv.Itoa(int(a.Port))),
+		value(pitrcmd.EnvArchive, a.Archive),
+		value(pitrcmd.EnvArchiveDir, "/tmp/archive"))
 	env = append(append(env, replicationEnv(a.ReplicationSecret)...), s.env...)
 	main := corev1ac.Container().
 		WithName(ArchiverContainer).
 		WithImage(a.Image).
-		WithCommand(instance.BinaryPath, pitr.CommandArchive).
+		WithCommand(instance.BinaryPath, pitrcmd.CommandArchive).
 		WithEnv(env...).
-		WithPorts(corev1ac.ContainerPort().WithName("status").WithContainerPort(pitr.ArchiverPort)).
+		WithPorts(corev1ac.ContainerPort().WithName("status").WithContainerPort(pitrcmd.ArchiverPort)).
 		WithReadinessProbe(corev1ac.Probe().
-			WithHTTPGet(corev1ac.HTTPGetAction().WithPath("/status").WithPort(intstr.FromInt32(pitr.ArchiverPort))).
+			WithHTTPGet(corev1ac.HTTPGetAction().WithPath("/status").WithPort(intstr.FromInt32(pitrcmd.ArchiverPort))).
 			WithPeriodSeconds(10)).
 		WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
 			corev1ac.VolumeMount().WithName(binVolume).WithMountPath(instance.BinaryDir).WithReadOnly(true),

@@ -24,8 +24,8 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/backup/dump"
-	"github.com/steward-dev/steward/internal/backup/pitr"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
+	"github.com/steward-dev/steward/internal/backup/pitrcmd"
 	"github.com/steward-dev/steward/internal/instance"
 )
 
@@ -67,17 +67,17 @@ func TestBackupRunTakesABaseBackupBesideTheDump(t *testing.T) {
 		t.Fatalf("containers %d, want the dump and the base backup", len(spec.Containers))
 	}
 	base := container(spec.Containers, BaseContainer)
-	if base == nil || !slices.Equal(base.Command, []string{instance.BinaryPath, pitr.CommandBase}) {
+	if base == nil || !slices.Equal(base.Command, []string{instance.BinaryPath, pitrcmd.CommandBase}) {
 		t.Fatalf("base container %+v", base)
 	}
 	env := envOf(base)
 	for k, want := range map[string]string{
-		pitr.EnvArchive:             "orders",
-		pitr.EnvReplicationUsername: "orders-superuser/replication-username",
-		pitr.EnvReplicationPassword: "orders-superuser/replication-password",
-		dump.EnvDBHost:              "orders.shop.svc",
-		dump.EnvDBUsername:          "orders-credentials/username",
-		dump.EnvStoreCredentialsDir: "/var/run/steward/store",
+		pitrcmd.EnvArchive:             "orders",
+		pitrcmd.EnvReplicationUsername: "orders-superuser/replication-username",
+		pitrcmd.EnvReplicationPassword: "orders-superuser/replication-password",
+		dumpcmd.EnvDBHost:              "orders.shop.svc",
+		dumpcmd.EnvDBUsername:          "orders-credentials/username",
+		dumpcmd.EnvStoreCredentialsDir: "/var/run/steward/store",
 	} {
 		if env[k] != want {
 			t.Errorf("base container %s = %q, want %q", k, env[k], want)
@@ -98,14 +98,14 @@ func TestPointInTimeRestoreRunsRestorePITR(t *testing.T) {
 		Conn:        Connection{Type: v1alpha1.SourcePostgreSQL, Host: "copy.shop.svc", Database: "orders", CredentialsSecret: "copy-credentials"},
 		Destination: destination(), PointInTime: &PointInTime{Archive: "orders", TargetTime: "2026-11-26T12:00:00Z"}}
 	main := container(PodTemplate(run).Spec.Containers, Container)
-	if !slices.Equal(main.Command, []string{instance.BinaryPath, pitr.CommandRestore}) {
+	if !slices.Equal(main.Command, []string{instance.BinaryPath, pitrcmd.CommandRestore}) {
 		t.Errorf("command %v", main.Command)
 	}
 	env := envOf(main)
-	if env[pitr.EnvTargetTime] != "2026-11-26T12:00:00Z" || env[pitr.EnvArchive] != "orders" || env[dump.EnvDBPassword] != "copy-credentials/password" {
+	if env[pitrcmd.EnvTargetTime] != "2026-11-26T12:00:00Z" || env[pitrcmd.EnvArchive] != "orders" || env[dumpcmd.EnvDBPassword] != "copy-credentials/password" {
 		t.Errorf("env %v", env)
 	}
-	if _, ok := env[pitr.EnvReplicationPassword]; ok {
+	if _, ok := env[pitrcmd.EnvReplicationPassword]; ok {
 		t.Error("a restore gets the source's replication credentials")
 	}
 }
@@ -121,15 +121,15 @@ func TestArchiverDeployment(t *testing.T) {
 		t.Errorf("pod spec: restart %s, token %v, non-root %v", *pod.RestartPolicy, *pod.AutomountServiceAccountToken, *pod.SecurityContext.RunAsNonRoot)
 	}
 	main := container(pod.Containers, ArchiverContainer)
-	if !slices.Equal(main.Command, []string{instance.BinaryPath, pitr.CommandArchive}) || *main.Ports[0].ContainerPort != pitr.ArchiverPort {
+	if !slices.Equal(main.Command, []string{instance.BinaryPath, pitrcmd.CommandArchive}) || *main.Ports[0].ContainerPort != pitrcmd.ArchiverPort {
 		t.Errorf("archiver container %v, ports %v", main.Command, main.Ports)
 	}
 	env := envOf(main)
-	if env[pitr.EnvReplicationPassword] != "orders-superuser/replication-password" || env[dump.EnvDBHost] != "orders.shop.svc" || env[dump.EnvDBPort] != "5432" {
+	if env[pitrcmd.EnvReplicationPassword] != "orders-superuser/replication-password" || env[dumpcmd.EnvDBHost] != "orders.shop.svc" || env[dumpcmd.EnvDBPort] != "5432" {
 		t.Errorf("env %v", env)
 	}
 	for k, v := range env {
-		if k == pitr.EnvReplicationPassword || k == dump.EnvDBPassword {
+		if k == pitrcmd.EnvReplicationPassword || k == dumpcmd.EnvDBPassword {
 			if v == "" || v[0] == '/' {
 				t.Errorf("%s is not read from a Secret: %q", k, v)
 			}
@@ -145,15 +145,15 @@ func TestVerificationRecoversThePointInTimeArchive(t *testing.T) {
 	}
 	v.PointInTime = &PointInTime{Archive: "orders"}
 	c := container(VerifyPodTemplate(v).Spec.Containers, PITRVerifyContainer)
-	if c == nil || !slices.Equal(c.Command, []string{instance.BinaryPath, pitr.CommandVerify}) {
+	if c == nil || !slices.Equal(c.Command, []string{instance.BinaryPath, pitrcmd.CommandVerify}) {
 		t.Fatalf("pitr container %+v", c)
 	}
 	env := envOf(c)
-	if env[pitr.EnvArchive] != "orders" || env[dump.EnvStoreCredentialsDir] == "" {
+	if env[pitrcmd.EnvArchive] != "orders" || env[dumpcmd.EnvStoreCredentialsDir] == "" {
 		t.Errorf("env %v", env)
 	}
 	for k := range env {
-		if k == dump.EnvDBPassword || k == pitr.EnvReplicationPassword {
+		if k == dumpcmd.EnvDBPassword || k == pitrcmd.EnvReplicationPassword {
 			t.Errorf("the recovery gets database credentials: %s", k)
 		}
 	}

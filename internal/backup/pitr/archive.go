@@ -32,31 +32,9 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/steward-dev/steward/internal/backup/pitrcmd"
 	"github.com/steward-dev/steward/internal/backup/redact"
 )
-
-// ArchiverPort is where an archiver serves GET /status.
-const ArchiverPort = 8008
-
-// Status is what an archiver's GET /status answers.
-type Status struct {
-	// Streaming is true while pg_receivewal is connected to the primary.
-	Streaming bool `json:"streaming"`
-	// LastSegment is the newest completed segment in the archive.
-	LastSegment string `json:"lastSegment,omitempty"`
-	// ArchivedUntil is the time up to which everything the primary sent
-	// is in the store: now, while the archiver is streaming and has
-	// uploaded all it received; otherwise the time of the newest data
-	// uploaded.
-	ArchivedUntil *time.Time `json:"archivedUntil,omitempty"`
-	// Failures counts failed uploads and stops of pg_receivewal since the
-	// archiver started; LastFailure is the newest, without credentials.
-	Failures        int64      `json:"failures,omitempty"`
-	LastFailure     string     `json:"lastFailure,omitempty"`
-	LastFailureTime *time.Time `json:"lastFailureTime,omitempty"`
-	// Gap says the archive misses segments: recovery cannot cross it.
-	Gap string `json:"gap,omitempty"`
-}
 
 // Archiver streams a primary's WAL (PostgreSQL) or binary log (MariaDB)
 // into a bucket.
@@ -75,7 +53,7 @@ type Archiver struct {
 	red *redact.Redactor
 
 	mu          sync.Mutex
-	status      Status
+	status      pitrcmd.Status
 	receiving   bool
 	uploadedAll bool
 	// uploaded maps a local file to the modification time it had when
@@ -112,7 +90,7 @@ func (a *Archiver) fail(format string, args ...any) {
 }
 
 // Status is the archiver's current status.
-func (a *Archiver) Status() Status {
+func (a *Archiver) Status() pitrcmd.Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.status

@@ -34,6 +34,8 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
+	"github.com/steward-dev/steward/internal/backup/pitrcmd"
 	"github.com/steward-dev/steward/internal/backup/retention"
 	"github.com/steward-dev/steward/internal/engine"
 	mysqlengine "github.com/steward-dev/steward/internal/engine/mysql"
@@ -293,11 +295,11 @@ func TestMariaDBPointInTimeRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := map[string]string{
-			dump.EnvDestinationType: "file", dump.EnvDestinationBucket: bucketDir, EnvArchive: "appdb",
-			dump.EnvDBType: dump.TypeMySQL, dump.EnvDBHost: "127.0.0.1", dump.EnvDBPort: fmt.Sprint(srv.cfg.Port),
-			dump.EnvDBName: "restored", dump.EnvDBUsername: srv.cfg.Owner.Username, dump.EnvDBPassword: srv.cfg.Owner.Password,
-			dump.EnvDBBinDir: srv.bin, EnvWorkDir: filepath.Join(world(t), "work"),
-			EnvTargetTime: target.Add(time.Second).Format(time.RFC3339Nano),
+			dumpcmd.EnvDestinationType: "file", dumpcmd.EnvDestinationBucket: bucketDir, pitrcmd.EnvArchive: "appdb",
+			dumpcmd.EnvDBType: dump.TypeMySQL, dumpcmd.EnvDBHost: "127.0.0.1", dumpcmd.EnvDBPort: fmt.Sprint(srv.cfg.Port),
+			dumpcmd.EnvDBName: "restored", dumpcmd.EnvDBUsername: srv.cfg.Owner.Username, dumpcmd.EnvDBPassword: srv.cfg.Owner.Password,
+			dumpcmd.EnvDBBinDir: srv.bin, pitrcmd.EnvWorkDir: filepath.Join(world(t), "work"),
+			pitrcmd.EnvTargetTime: target.Add(time.Second).Format(time.RFC3339Nano),
 		}
 		var log bytes.Buffer
 		r, err := restore(ctx, bucket, "appdb", func(k string) string { return env[k] }, &log, func(o *RecoverOptions) {
@@ -313,7 +315,7 @@ func TestMariaDBPointInTimeRecovery(t *testing.T) {
 		}
 	})
 	t.Run("verify-pitr", func(t *testing.T) {
-		env := map[string]string{EnvWorkDir: filepath.Join(world(t), "work")}
+		env := map[string]string{pitrcmd.EnvWorkDir: filepath.Join(world(t), "work")}
 		var log bytes.Buffer
 		r, err := verify(ctx, bucket, "appdb", func(k string) string { return env[k] }, &log, func(o *RecoverOptions) {
 			o.RunAsUID, o.RunAsGID, o.BinDir = uid, gid, srv.bin
@@ -423,9 +425,9 @@ func TestMariaDBPointInTimeRecoveryLarge(t *testing.T) {
 		}
 	}
 	env := map[string]string{
-		dump.EnvDBType: dump.TypeMySQL, dump.EnvDBHost: "127.0.0.1", dump.EnvDBPort: fmt.Sprint(srv.cfg.Port),
-		dump.EnvDBName: "restored", dump.EnvDBUsername: srv.cfg.Owner.Username, dump.EnvDBPassword: srv.cfg.Owner.Password,
-		dump.EnvDBBinDir: srv.bin, EnvWorkDir: filepath.Join(world(t), "work"), EnvTargetTime: Latest,
+		dumpcmd.EnvDBType: dump.TypeMySQL, dumpcmd.EnvDBHost: "127.0.0.1", dumpcmd.EnvDBPort: fmt.Sprint(srv.cfg.Port),
+		dumpcmd.EnvDBName: "restored", dumpcmd.EnvDBUsername: srv.cfg.Owner.Username, dumpcmd.EnvDBPassword: srv.cfg.Owner.Password,
+		dumpcmd.EnvDBBinDir: srv.bin, pitrcmd.EnvWorkDir: filepath.Join(world(t), "work"), pitrcmd.EnvTargetTime: pitrcmd.Latest,
 	}
 	var log bytes.Buffer
 	began = time.Now()

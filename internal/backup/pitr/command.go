@@ -33,107 +33,26 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
+	"github.com/steward-dev/steward/internal/backup/pitrcmd"
 	"github.com/steward-dev/steward/internal/backup/redact"
 	"github.com/steward-dev/steward/internal/backup/store"
 )
-
-// The commands Main runs.
-const (
-	// CommandArchive streams the primary's WAL into the destination until
-	// it is stopped.
-	CommandArchive = "wal-archive"
-	// CommandFetch is the restore_command of a recovery: wal-fetch FILE
-	// PATH copies an archived file to PATH; it exits 1 when the archive
-	// does not hold it.
-	CommandFetch = "wal-fetch"
-	// CommandBase takes a base backup, then prunes base backups and WAL.
-	// It always exits 0: its result says whether it worked, and the
-	// logical dump beside it runs either way.
-	CommandBase = "backup-base"
-	// CommandRestore recovers to a point in time and restores the result
-	// into the target database, as `steward restore` restores a dump.
-	CommandRestore = "restore-pitr"
-	// CommandVerify recovers the archive to its latest point in a
-	// throwaway server and reads every table there; it restores nothing.
-	// It always exits 0: its result says whether it worked.
-	CommandVerify = "verify-pitr"
-)
-
-// Environment variables, beside the dump package's (destination, its
-// credentials, the database, retention, restore overwrite).
-const (
-	// EnvArchive is the database whose archive is written or read, as the
-	// Backup's source names it.
-	EnvArchive = "STEWARD_PITR_DATABASE"
-	// EnvReplicationUsername and EnvReplicationPassword are the
-	// replication credentials of wal-archive and backup-base.
-	EnvReplicationUsername = "STEWARD_REPLICATION_USERNAME"
-	EnvReplicationPassword = "STEWARD_REPLICATION_PASSWORD"
-	// EnvArchiveDir is wal-archive's local directory.
-	EnvArchiveDir = "STEWARD_ARCHIVE_DIR"
-	// EnvTargetTime is restore-pitr's target: an RFC 3339 time, or
-	// "latest".
-	EnvTargetTime = "STEWARD_RESTORE_TARGET_TIME"
-	// EnvWorkDir is where restore-pitr recovers; default
-	// /tmp/steward-recovery.
-	EnvWorkDir = "STEWARD_RECOVERY_DIR"
-	// EnvServerBinDir is where postgres is for restore-pitr; default
-	// $PATH.
-	EnvServerBinDir = "STEWARD_SERVER_BIN_DIR"
-)
-
-// Latest is EnvTargetTime's value for the newest recoverable point.
-const Latest = "latest"
-
-// Result is what backup-base and restore-pitr report in their
-// container's termination message.
-type Result struct {
-	dump.Result
-	// FirstRecoverable is the earliest time recovery can reach after
-	// backup-base pruned.
-	FirstRecoverable *time.Time `json:"firstRecoverable,omitempty"`
-	// BaseKey is the base backup taken or recovered from.
-	BaseKey string `json:"baseKey,omitempty"`
-	// TargetTime is the time restore-pitr recovered to; nil for the
-	// latest point.
-	TargetTime *time.Time `json:"targetTime,omitempty"`
-	// RecoveryPoint is the commit time of the last transaction the
-	// recovery replayed.
-	RecoveryPoint *time.Time `json:"recoveryPoint,omitempty"`
-	// Tables and Rows are what verify-pitr read in the recovered
-	// database.
-	Tables int   `json:"tables,omitempty"`
-	Rows   int64 `json:"rows,omitempty"`
-}
-
-// ParseResult reads a termination message of backup-base or
-// restore-pitr.
-func ParseResult(message string) (Result, error) {
-	var r Result
-	message = strings.TrimSpace(message)
-	if message == "" {
-		return r, errors.New("the termination message is empty")
-	}
-	if err := json.Unmarshal([]byte(message), &r); err != nil {
-		return r, fmt.Errorf("the termination message is not a result: %w", err)
-	}
-	return r, nil
-}
 
 // Main runs a command configured by getenv and returns its exit code.
 // wal-fetch's arguments are args.
 func Main(ctx context.Context, command string, args []string, getenv func(string) string, log io.Writer) int {
 	creds, err := dump.ReadCredentials(getenv)
-	red := redact.New(getenv(dump.EnvDBPassword), getenv(EnvReplicationPassword))
+	red := redact.New(getenv(dumpcmd.EnvDBPassword), getenv(pitrcmd.EnvReplicationPassword))
 	d := dump.DestinationFromEnv(getenv)
 	red.Add(store.Secrets(d, creds)...)
 	log = red.Writer(log)
 	if err != nil {
 		fmt.Fprintf(log, "%s: %v\n", command, err)
-		return finish(command, Result{}, time.Now(), err, getenv, log, red)
+		return finish(command, pitrcmd.Result{}, time.Now(), err, getenv, log, red)
 	}
-	database := getenv(EnvArchive)
-	if command == CommandFetch {
+	database := getenv(pitrcmd.EnvArchive)
+	if command == pitrcmd.CommandFetch {
 		if len(args) != 2 {
 			fmt.Fprintf(log, "usage: steward wal-fetch FILE PATH\n")
 			return 2
@@ -157,19 +76,19 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 	start := time.Now().UTC()
 	bucket, err := dump.OpenDestination(ctx, d, creds)
 	if err != nil {
-		return finish(command, Result{}, start, err, getenv, log, red)
+		return finish(command, pitrcmd.Result{}, start, err, getenv, log, red)
 	}
 	defer func() { _ = bucket.Close() }()
 	switch command {
-	case CommandArchive:
+	case pitrcmd.CommandArchive:
 		conn, err := connFromEnv(getenv)
 		if err == nil {
-			dir := getenv(EnvArchiveDir)
+			dir := getenv(pitrcmd.EnvArchiveDir)
 			if dir == "" {
 				dir = "/tmp/archive"
 			}
 			var l net.Listener
-			if l, err = net.Listen("tcp", fmt.Sprintf(":%d", ArchiverPort)); err == nil {
+			if l, err = net.Listen("tcp", fmt.Sprintf(":%d", pitrcmd.ArchiverPort)); err == nil {
 				a := &Archiver{Engine: engineFromEnv(getenv), Conn: conn, Bucket: bucket, Database: database, Dir: dir, Log: log}
 				fmt.Fprintf(log, "wal-archive: archiving database %q from %s into the %s destination\n", database, conn.Host, d.Type)
 				err = a.Run(ctx, l)
@@ -180,24 +99,24 @@ func Main(ctx context.Context, command string, args []string, getenv func(string
 			return 1
 		}
 		return 0
-	case CommandBase:
+	case pitrcmd.CommandBase:
 		res, err := base(ctx, bucket, database, getenv, log)
 		finish(command, res, start, err, getenv, log, red)
 		return 0
-	case CommandRestore:
+	case pitrcmd.CommandRestore:
 		res, err := restore(ctx, bucket, database, getenv, log, nil)
 		return finish(command, res, start, err, getenv, log, red)
-	case CommandVerify:
+	case pitrcmd.CommandVerify:
 		// Like backup-base, it exits 0 either way: its result says how it
 		// went, beside the dump's verification in the same pod.
 		res, err := verify(ctx, bucket, database, getenv, log, nil)
 		finish(command, res, start, err, getenv, log, red)
 		return 0
 	}
-	return finish(command, Result{}, start, fmt.Errorf("unknown command %q", command), getenv, log, red)
+	return finish(command, pitrcmd.Result{}, start, fmt.Errorf("unknown command %q", command), getenv, log, red)
 }
 
-func finish(command string, res Result, start time.Time, err error, getenv func(string) string, log io.Writer, red *redact.Redactor) int {
+func finish(command string, res pitrcmd.Result, start time.Time, err error, getenv func(string) string, log io.Writer, red *redact.Redactor) int {
 	res.StartTime = start
 	res.CompletionTime = time.Now().UTC()
 	res.DurationSeconds = res.CompletionTime.Sub(start).Seconds()
@@ -209,14 +128,14 @@ func finish(command string, res Result, start time.Time, err error, getenv func(
 	}
 	res.PruneError = red.String(res.PruneError)
 	data, _ := json.Marshal(res)
-	if len(data) > dump.MaxResultBytes {
+	if len(data) > dumpcmd.MaxResultBytes {
 		res.Error, res.PruneError = tail(res.Error, 1000), tail(res.PruneError, 500)
 		data, _ = json.Marshal(res)
 	}
 	fmt.Fprintf(log, "%s: result %s\n", command, data)
-	path := getenv(dump.EnvTerminationLog)
+	path := getenv(dumpcmd.EnvTerminationLog)
 	if path == "" {
-		path = dump.DefaultTerminationLog
+		path = dumpcmd.DefaultTerminationLog
 	}
 	if werr := os.WriteFile(path, data, 0o644); werr != nil {
 		fmt.Fprintf(log, "%s: writing the result to %s: %v\n", command, path, werr)
@@ -230,30 +149,30 @@ func finish(command string, res Result, start time.Time, err error, getenv func(
 // engineFromEnv is the archive's engine: MariaDB for a mysql source (the
 // operator archives no MySQL), PostgreSQL otherwise.
 func engineFromEnv(getenv func(string) string) string {
-	if getenv(dump.EnvDBType) == dump.TypeMySQL {
+	if getenv(dumpcmd.EnvDBType) == dump.TypeMySQL {
 		return EngineMariaDB
 	}
 	return EnginePostgreSQL
 }
 
 func connFromEnv(getenv func(string) string) (Conn, error) {
-	c := Conn{Host: getenv(dump.EnvDBHost), Username: getenv(EnvReplicationUsername),
-		Password: getenv(EnvReplicationPassword), BinDir: getenv(dump.EnvDBBinDir)}
+	c := Conn{Host: getenv(dumpcmd.EnvDBHost), Username: getenv(pitrcmd.EnvReplicationUsername),
+		Password: getenv(pitrcmd.EnvReplicationPassword), BinDir: getenv(dumpcmd.EnvDBBinDir)}
 	if c.Host == "" || c.Username == "" {
-		return c, fmt.Errorf("missing environment variables %s and %s", dump.EnvDBHost, EnvReplicationUsername)
+		return c, fmt.Errorf("missing environment variables %s and %s", dumpcmd.EnvDBHost, pitrcmd.EnvReplicationUsername)
 	}
-	if v := getenv(dump.EnvDBPort); v != "" {
+	if v := getenv(dumpcmd.EnvDBPort); v != "" {
 		p, err := strconv.Atoi(v)
 		if err != nil {
-			return c, fmt.Errorf("%s=%q is not a port number", dump.EnvDBPort, v)
+			return c, fmt.Errorf("%s=%q is not a port number", dumpcmd.EnvDBPort, v)
 		}
 		c.Port = p
 	}
 	return c, nil
 }
 
-func base(ctx context.Context, bucket *blob.Bucket, database string, getenv func(string) string, log io.Writer) (Result, error) {
-	var res Result
+func base(ctx context.Context, bucket *blob.Bucket, database string, getenv func(string) string, log io.Writer) (pitrcmd.Result, error) {
+	var res pitrcmd.Result
 	conn, err := connFromEnv(getenv)
 	if err != nil {
 		return res, err
@@ -275,7 +194,7 @@ func base(ctx context.Context, bucket *blob.Bucket, database string, getenv func
 		}
 		fmt.Fprintf(log, "backup-base: took base backup %s (%d bytes, binary log after GTID position %q)\n", b.Key, b.Size, b.GTID)
 	} else {
-		b, err = TakeBase(ctx, conn, bucket, database, getenv(dump.EnvDBUsername), time.Now)
+		b, err = TakeBase(ctx, conn, bucket, database, getenv(dumpcmd.EnvDBUsername), time.Now)
 		res.BaseKey, res.Key, res.Size, res.SHA256 = b.Key, b.Key, b.Size, b.SHA256
 		if err != nil {
 			return res, err
@@ -293,7 +212,7 @@ func base(ctx context.Context, bucket *blob.Bucket, database string, getenv func
 
 // recoverOptions are the options of a recovery in this pod.
 func recoverOptions(database string, getenv func(string) string, adjust func(*RecoverOptions)) (RecoverOptions, error) {
-	opts := RecoverOptions{Database: database, WorkDir: getenv(EnvWorkDir), BinDir: getenv(EnvServerBinDir)}
+	opts := RecoverOptions{Database: database, WorkDir: getenv(pitrcmd.EnvWorkDir), BinDir: getenv(pitrcmd.EnvServerBinDir)}
 	if opts.WorkDir == "" {
 		opts.WorkDir = "/tmp/steward-recovery"
 	}
@@ -301,7 +220,7 @@ func recoverOptions(database string, getenv func(string) string, adjust func(*Re
 	if err != nil {
 		return opts, err
 	}
-	opts.FetchCommand = fmt.Sprintf("'%s' %s '%%f' '%%p'", strings.ReplaceAll(self, "'", `'\''`), CommandFetch)
+	opts.FetchCommand = fmt.Sprintf("'%s' %s '%%f' '%%p'", strings.ReplaceAll(self, "'", `'\''`), pitrcmd.CommandFetch)
 	if adjust != nil {
 		adjust(&opts)
 	}
@@ -310,8 +229,8 @@ func recoverOptions(database string, getenv func(string) string, adjust func(*Re
 
 // verify is verify-pitr: the archive recovered to its latest point in a
 // throwaway server, and every table of the database read there.
-func verify(ctx context.Context, bucket *blob.Bucket, database string, getenv func(string) string, log io.Writer, adjust func(*RecoverOptions)) (Result, error) {
-	var res Result
+func verify(ctx context.Context, bucket *blob.Bucket, database string, getenv func(string) string, log io.Writer, adjust func(*RecoverOptions)) (pitrcmd.Result, error) {
+	var res pitrcmd.Result
 	opts, err := recoverOptions(database, getenv, adjust)
 	if err != nil {
 		return res, err
@@ -327,14 +246,14 @@ func verify(ctx context.Context, bucket *blob.Bucket, database string, getenv fu
 	if err != nil {
 		return res, fmt.Errorf("reading the recovered database: %w", err)
 	}
-	fmt.Fprintf(log, "%s: recovered from %s; read %d tables, %d rows\n", CommandVerify, rec.Base.Key, res.Tables, res.Rows)
+	fmt.Fprintf(log, "%s: recovered from %s; read %d tables, %d rows\n", pitrcmd.CommandVerify, rec.Base.Key, res.Tables, res.Rows)
 	return res, nil
 }
 
 // restore is restore-pitr; adjust, when not nil, changes the recovery's
 // options (tests run the server as another user than root).
-func restore(ctx context.Context, bucket *blob.Bucket, database string, getenv func(string) string, log io.Writer, adjust func(*RecoverOptions)) (Result, error) {
-	var res Result
+func restore(ctx context.Context, bucket *blob.Bucket, database string, getenv func(string) string, log io.Writer, adjust func(*RecoverOptions)) (pitrcmd.Result, error) {
+	var res pitrcmd.Result
 	target, err := dump.SourceFromEnv(getenv)
 	if err != nil {
 		return res, err
@@ -344,10 +263,10 @@ func restore(ctx context.Context, bucket *blob.Bucket, database string, getenv f
 		return res, err
 	}
 	opts.Log = log
-	if v := getenv(EnvTargetTime); v != "" && v != Latest {
+	if v := getenv(pitrcmd.EnvTargetTime); v != "" && v != pitrcmd.Latest {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
-			return res, fmt.Errorf("%s=%q is not an RFC 3339 time", EnvTargetTime, v)
+			return res, fmt.Errorf("%s=%q is not an RFC 3339 time", pitrcmd.EnvTargetTime, v)
 		}
 		t = t.UTC()
 		opts.Target, res.TargetTime = &t, &t
@@ -374,7 +293,7 @@ func restore(ctx context.Context, bucket *blob.Bucket, database string, getenv f
 	if err != nil {
 		return res, fmt.Errorf("dumping the recovered database: %w", err)
 	}
-	overwrite, _ := strconv.ParseBool(getenv(dump.EnvRestoreOverwrite))
+	overwrite, _ := strconv.ParseBool(getenv(dumpcmd.EnvRestoreOverwrite))
 	m, err := dump.Restore(ctx, tmp, rep.Manifest.Key, target, dump.RestoreOptions{Overwrite: overwrite, Log: log})
 	res.Key, res.Size, res.SHA256 = rec.Base.Key, m.Size, m.SHA256
 	if err != nil {

@@ -36,6 +36,8 @@ import (
 	"gocloud.dev/blob/fileblob"
 
 	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
+	"github.com/steward-dev/steward/internal/backup/pitrcmd"
 	"github.com/steward-dev/steward/internal/engine"
 	"github.com/steward-dev/steward/internal/engine/postgres"
 	"github.com/steward-dev/steward/internal/testenv/realserver"
@@ -47,7 +49,7 @@ const envFetch = "STEWARD_PITR_TEST_FETCH"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envFetch) == "1" {
-		os.Exit(Main(context.Background(), CommandFetch, os.Args[1:], os.Getenv, os.Stderr))
+		os.Exit(Main(context.Background(), pitrcmd.CommandFetch, os.Args[1:], os.Getenv, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -217,7 +219,7 @@ func fetchCommand(t *testing.T, bucketDir string) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("%s=1 %s=file %s=%s %s=%s '%s' '%%f' '%%p'", envFetch,
-		dump.EnvDestinationType, dump.EnvDestinationBucket, bucketDir, EnvArchive, "app-db", bin)
+		dumpcmd.EnvDestinationType, dumpcmd.EnvDestinationBucket, bucketDir, pitrcmd.EnvArchive, "app-db", bin)
 }
 
 // TestPointInTimeRecovery archives a real server's WAL, writes rows around
@@ -336,11 +338,11 @@ func TestPointInTimeRecovery(t *testing.T) {
 		work := filepath.Join(world(t), "work")
 		termination := filepath.Join(world(t), "result")
 		env := map[string]string{
-			dump.EnvDestinationType: "file", dump.EnvDestinationBucket: bucketDir, EnvArchive: "app-db",
-			dump.EnvDBType: dump.TypePostgreSQL, dump.EnvDBHost: "127.0.0.1", dump.EnvDBPort: fmt.Sprint(srv.cfg.Port),
-			dump.EnvDBName: "restored", dump.EnvDBUsername: srv.cfg.Owner.Username, dump.EnvDBPassword: srv.cfg.Owner.Password,
-			dump.EnvDBBinDir: srv.bin, EnvServerBinDir: srv.bin, EnvWorkDir: work,
-			EnvTargetTime: target.Add(time.Second).Format(time.RFC3339Nano), dump.EnvTerminationLog: termination,
+			dumpcmd.EnvDestinationType: "file", dumpcmd.EnvDestinationBucket: bucketDir, pitrcmd.EnvArchive: "app-db",
+			dumpcmd.EnvDBType: dump.TypePostgreSQL, dumpcmd.EnvDBHost: "127.0.0.1", dumpcmd.EnvDBPort: fmt.Sprint(srv.cfg.Port),
+			dumpcmd.EnvDBName: "restored", dumpcmd.EnvDBUsername: srv.cfg.Owner.Username, dumpcmd.EnvDBPassword: srv.cfg.Owner.Password,
+			dumpcmd.EnvDBBinDir: srv.bin, pitrcmd.EnvServerBinDir: srv.bin, pitrcmd.EnvWorkDir: work,
+			pitrcmd.EnvTargetTime: target.Add(time.Second).Format(time.RFC3339Nano), dumpcmd.EnvTerminationLog: termination,
 		}
 		// As Main runs it, but with the server as the postgres user (the
 		// tests run as root, which the server refuses) and the test
@@ -360,7 +362,7 @@ func TestPointInTimeRecovery(t *testing.T) {
 	})
 	// verify-pitr, a verification's recovery to the latest point.
 	t.Run("verify-pitr", func(t *testing.T) {
-		env := map[string]string{EnvServerBinDir: srv.bin, EnvWorkDir: filepath.Join(world(t), "work")}
+		env := map[string]string{pitrcmd.EnvServerBinDir: srv.bin, pitrcmd.EnvWorkDir: filepath.Join(world(t), "work")}
 		var log bytes.Buffer
 		r, err := verify(ctx, bucket, "app-db", func(k string) string { return env[k] }, &log, func(o *RecoverOptions) {
 			o.RunAsUID, o.RunAsGID, o.FetchCommand = uid, gid, fetch
@@ -427,7 +429,7 @@ func TestArchiveGap(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = a.Run(archiveCtx, nil) }()
 	defer func() { stop(); <-done }()
-	wait := func(what string, ok func(Status) bool) {
+	wait := func(what string, ok func(pitrcmd.Status) bool) {
 		t.Helper()
 		deadline := time.Now().Add(2 * time.Minute)
 		for !ok(a.Status()) {
@@ -437,12 +439,12 @@ func TestArchiveGap(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	wait("a gap, then streaming again", func(s Status) bool { return s.Gap != "" && s.Streaming && s.ArchivedUntil != nil })
+	wait("a gap, then streaming again", func(s pitrcmd.Status) bool { return s.Gap != "" && s.Streaming && s.ArchivedUntil != nil })
 	t.Logf("gap: %s", a.Status().Gap)
 	if _, err := TakeBase(ctx, srv.replication(), bucket, "app-db", srv.cfg.Owner.Username, time.Now); err != nil {
 		t.Fatal(err)
 	}
-	wait("the gap forgotten after a base backup", func(s Status) bool { return s.Gap == "" })
+	wait("the gap forgotten after a base backup", func(s pitrcmd.Status) bool { return s.Gap == "" })
 }
 
 // largeEnv, set to 1, runs TestPointInTimeRecoveryLarge.
@@ -506,9 +508,9 @@ func TestPointInTimeRecoveryLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{
-		dump.EnvDBType: dump.TypePostgreSQL, dump.EnvDBHost: "127.0.0.1", dump.EnvDBPort: fmt.Sprint(srv.cfg.Port),
-		dump.EnvDBName: "restored", dump.EnvDBUsername: srv.cfg.Owner.Username, dump.EnvDBPassword: srv.cfg.Owner.Password,
-		dump.EnvDBBinDir: srv.bin, EnvServerBinDir: srv.bin, EnvWorkDir: filepath.Join(world(t), "work"), EnvTargetTime: Latest,
+		dumpcmd.EnvDBType: dump.TypePostgreSQL, dumpcmd.EnvDBHost: "127.0.0.1", dumpcmd.EnvDBPort: fmt.Sprint(srv.cfg.Port),
+		dumpcmd.EnvDBName: "restored", dumpcmd.EnvDBUsername: srv.cfg.Owner.Username, dumpcmd.EnvDBPassword: srv.cfg.Owner.Password,
+		dumpcmd.EnvDBBinDir: srv.bin, pitrcmd.EnvServerBinDir: srv.bin, pitrcmd.EnvWorkDir: filepath.Join(world(t), "work"), pitrcmd.EnvTargetTime: pitrcmd.Latest,
 	}
 	fetch := fetchCommand(t, bucketDir)
 	var log bytes.Buffer

@@ -104,3 +104,21 @@ func (w writer) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// URL returns raw without user information, query or fragment, which
+// may hold credentials, or a placeholder when raw does not parse.
+func URL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(an unparsable endpoint)"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	u.ForceQuery = false
+	u.Fragment = ""
+	u.RawFragment = ""
+	return u.String()
+}

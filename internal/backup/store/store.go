@@ -45,12 +45,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
+
+	"github.com/steward-dev/steward/internal/backup/redact"
 )
 
 // Store types, the values of Destination.Type.
@@ -138,7 +139,7 @@ var (
 // for its keys). It does not contact the store; use Check for that. The
 // caller closes the bucket.
 func Open(ctx context.Context, d Destination, creds map[string][]byte) (*blob.Bucket, error) {
-	l := label{typ: d.Type, bucket: d.Bucket, endpoint: RedactURL(d.Endpoint)}
+	l := label{typ: d.Type, bucket: d.Bucket, endpoint: redact.URL(d.Endpoint)}
 	if d.Bucket == "" {
 		return nil, fmt.Errorf("%s: the bucket is empty", l)
 	}
@@ -242,24 +243,6 @@ func newHTTPClient() *http.Client {
 	t.TLSHandshakeTimeout = DialTimeout
 	t.ResponseHeaderTimeout = ResponseHeaderTimeout
 	return &http.Client{Transport: t}
-}
-
-// RedactURL returns raw without user information, query or fragment, which
-// may hold credentials, or a placeholder when raw does not parse.
-func RedactURL(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "(an unparsable endpoint)"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.ForceQuery = false
-	u.Fragment = ""
-	u.RawFragment = ""
-	return u.String()
 }
 
 // label names a store in errors.

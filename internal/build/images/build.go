@@ -193,16 +193,27 @@ func (b *builder) build(ctx context.Context, def Definition) (Result, error) {
 	res := Result{Definition: def, File: filepath.Join(b.opts.Out, def.Short+".tar")}
 	keyFile := filepath.Join(b.opts.Out, def.Short+".key")
 
-	prog, err := b.program(ctx, def.Program)
-	if err != nil {
-		return res, err
+	var (
+		progs []programFile
+		err   error
+	)
+	for _, p := range def.Programs {
+		prog, err := b.program(ctx, p)
+		if err != nil {
+			return res, err
+		}
+		progs = append(progs, prog)
+	}
+	digests := make([]string, len(progs))
+	for i, p := range progs {
+		digests[i] = p.digest
 	}
 	usesApt := len(def.Packages) > 0 || def.CABundle || def.Zoneinfo
 	lists := ""
 	if usesApt {
 		lists = listsFingerprint()
 	}
-	inputs := hashOf(BuilderVersion, def, Base, prog.digest, lists)
+	inputs := hashOf(BuilderVersion, def, Base, digests, lists)
 	var old key
 	if raw, err := os.ReadFile(keyFile); err == nil {
 		_ = json.Unmarshal(raw, &old)
@@ -235,7 +246,7 @@ func (b *builder) build(ctx context.Context, def Definition) (Result, error) {
 		}
 	}
 	slices.SortFunc(recorded, func(a, c Package) int { return strings.Compare(a.Name, c.Name) })
-	content := hashOf(BuilderVersion, def, Base, prog.digest, recorded)
+	content := hashOf(BuilderVersion, def, Base, digests, recorded)
 	res.Packages = recorded
 	newKey := key{Inputs: inputs, Content: content, Packages: recorded}
 	if !usesApt {
@@ -251,7 +262,7 @@ func (b *builder) build(ctx context.Context, def Definition) (Result, error) {
 	} else {
 		b.opts.Log("%s: building", def.Short)
 	}
-	t, err := b.assemble(ctx, def, pkgs, data, prog)
+	t, err := b.assemble(ctx, def, pkgs, data, progs)
 	if err != nil {
 		return res, err
 	}
@@ -337,10 +348,7 @@ type programFile struct {
 }
 
 // program builds or finds def's program.
-func (b *builder) program(ctx context.Context, p *Program) (programFile, error) {
-	if p == nil {
-		return programFile{}, nil
-	}
+func (b *builder) program(ctx context.Context, p Program) (programFile, error) {
 	bin := b.opts.StewardBinary
 	if p.Package != "" {
 		dir, err := b.tempDir()
@@ -418,7 +426,7 @@ func (b *builder) debEntries(ctx context.Context, p Package) ([]ociimage.Entry, 
 }
 
 // assemble makes the image's file system.
-func (b *builder) assemble(ctx context.Context, def Definition, pkgs []Package, data map[string]Package, prog programFile) (*tree, error) {
+func (b *builder) assemble(ctx context.Context, def Definition, pkgs []Package, data map[string]Package, progs []programFile) (*tree, error) {
 	t := newTree()
 	if len(pkgs) > 0 {
 		for _, p := range pkgs {
@@ -456,9 +464,9 @@ func (b *builder) assemble(ctx context.Context, def Definition, pkgs []Package, 
 		}
 		t.file("etc/ssl/certs/ca-certificates.crt", 0o644, bundle)
 	}
-	if prog.path != "" {
+	for i, prog := range progs {
 		f := prog.path
-		t.set(ociimage.Entry{Path: def.Program.Path, Type: ociimage.File, Mode: 0o755, Size: prog.size,
+		t.set(ociimage.Entry{Path: def.Programs[i].Path, Type: ociimage.File, Mode: 0o755, Size: prog.size,
 			Open: func() (io.ReadCloser, error) { return os.Open(f) }})
 	}
 	for _, d := range def.Dirs {

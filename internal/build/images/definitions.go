@@ -42,9 +42,9 @@ type Definition struct {
 	// Zoneinfo adds /usr/share/zoneinfo from Debian's tzdata package
 	// without installing it (an image with Packages has it from Base).
 	Zoneinfo bool `json:",omitempty"`
-	// Program is a Go program the builder puts into the image.
-	Program *Program `json:",omitempty"`
-	Config  ociimage.Config
+	// Programs are the Go programs the builder puts into the image.
+	Programs []Program `json:",omitempty"`
+	Config   ociimage.Config
 	// Dirs, Files and Symlinks are added last and replace what the
 	// packages put at their paths.
 	Dirs     []Dir     `json:",omitempty"`
@@ -356,9 +356,9 @@ const nginx50x = `<!DOCTYPE html>
 // stopped, reaping the zombies of the pod's shared PID namespace.
 func pause() Definition {
 	return Definition{
-		Short:   "pause",
-		Names:   []string{"registry.k8s.io/pause:3.10"},
-		Program: &Program{Path: "pause", Package: "./hack/images/pause"},
+		Short:    "pause",
+		Names:    []string{"registry.k8s.io/pause:3.10"},
+		Programs: []Program{{Path: "pause", Package: "./hack/images/pause"}},
 		Config: ociimage.Config{
 			User:       "65535:65535",
 			Entrypoint: []string{"/pause"},
@@ -367,12 +367,15 @@ func pause() Definition {
 }
 
 // steward is the operator's image, laid out like distroless static
-// nonroot: the static binary, the users, CA certificates and time zones.
+// nonroot: the operator's static binary and steward-agent beside it, the
+// users, CA certificates and time zones.
 func steward(version string) Definition {
 	return Definition{
-		Short:    "steward",
-		Names:    []string{StewardName + ":" + version},
-		Program:  &Program{Path: "steward"},
+		Short: "steward",
+		Names: []string{StewardName + ":" + version},
+		// The operator, and the agent its pods copy out of this image
+		// (`steward copy-binary`) and run.
+		Programs: []Program{{Path: "steward"}, {Path: "steward-agent", Package: "./cmd/steward-agent"}},
 		CABundle: true,
 		Zoneinfo: true,
 		Config: ociimage.Config{

@@ -169,7 +169,7 @@ func TestDefinitions(t *testing.T) {
 				t.Errorf("%s: %s is not a fully qualified name with a tag", d.Short, n)
 			}
 		}
-		if (len(d.Packages) > 0) == (d.Program != nil) {
+		if (len(d.Packages) > 0) == (len(d.Programs) > 0) {
 			t.Errorf("%s: an image is made of packages or of a program", d.Short)
 		}
 		if len(d.Packages) > 0 && d.User == nil {

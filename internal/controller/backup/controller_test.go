@@ -33,6 +33,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/jobs"
 	"github.com/steward-dev/steward/internal/backup/store"
 	"github.com/steward-dev/steward/internal/testenv/storetest"
@@ -96,7 +97,7 @@ func hasCond(t, status, reason string) func(*v1alpha1.Backup) bool {
 
 // finishJob marks a Job finished and creates its pod with the run's result
 // in the termination message, as the Job controller and kubelet would.
-func finishJob(t *testing.T, ns, job string, res dump.Result) {
+func finishJob(t *testing.T, ns, job string, res dumpcmd.Result) {
 	t.Helper()
 	exit := int32(0)
 	if !res.Succeeded {
@@ -138,7 +139,7 @@ func checkJob(t *testing.T, ns, backup string) string {
 // as its pod would against a store that takes the credentials.
 func passCheck(t *testing.T, ns, backup string) {
 	t.Helper()
-	finishJob(t, ns, checkJob(t, ns, backup), dump.Result{Succeeded: true, CompletionTime: time.Now().UTC()})
+	finishJob(t, ns, checkJob(t, ns, backup), dumpcmd.Result{Succeeded: true, CompletionTime: time.Now().UTC()})
 	waitFor(t, ns, backup, "the check passed", hasCond(v1alpha1.ConditionDestinationChecked, "True", v1alpha1.ReasonCheckPassed))
 }
 
@@ -202,13 +203,13 @@ func TestCronJobRunsTheDumpWithSecretsOnlyByReference(t *testing.T) {
 	for _, e := range pod.Containers[0].Env {
 		env[e.Name] = e
 	}
-	if p := env[dump.EnvDBPassword]; p.Value != "" || p.ValueFrom == nil || p.ValueFrom.SecretKeyRef.Name != "pg-login" {
+	if p := env[dumpcmd.EnvDBPassword]; p.Value != "" || p.ValueFrom == nil || p.ValueFrom.SecretKeyRef.Name != "pg-login" {
 		t.Errorf("the password is not taken from the Secret by reference: %+v", p)
 	}
 	for name, want := range map[string]string{
-		dump.EnvDBHost: "pg.example", dump.EnvDBPort: "5432", dump.EnvDBName: "shop", dump.EnvDestinationType: "s3",
-		dump.EnvDestinationBucket: "backups", dump.EnvDestinationPrefix: "shop/", dump.EnvKeepLast: "3",
-		dump.EnvMaxAge: "720h0m0s", dump.EnvStoreCredentialsDir: "/var/run/steward/store",
+		dumpcmd.EnvDBHost: "pg.example", dumpcmd.EnvDBPort: "5432", dumpcmd.EnvDBName: "shop", dumpcmd.EnvDestinationType: "s3",
+		dumpcmd.EnvDestinationBucket: "backups", dumpcmd.EnvDestinationPrefix: "shop/", dumpcmd.EnvKeepLast: "3",
+		dumpcmd.EnvMaxAge: "720h0m0s", dumpcmd.EnvStoreCredentialsDir: "/var/run/steward/store",
 	} {
 		if got := env[name].Value; got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
@@ -249,7 +250,7 @@ func TestRunResultsLandInStatusEventsAndMetrics(t *testing.T) {
 	passCheck(t, ns, "shop")
 	createRun(t, ns, "shop", "shop-1")
 	start := time.Now().Add(-time.Minute).UTC()
-	finishJob(t, ns, "shop-1", dump.Result{Succeeded: true, Key: "2026/11/22/20261122T020000.000Z-shop.pgdump",
+	finishJob(t, ns, "shop-1", dumpcmd.Result{Succeeded: true, Key: "2026/11/22/20261122T020000.000Z-shop.pgdump",
 		Size: 4096, SHA256: strings.Repeat("ab", 32), StartTime: start, CompletionTime: start.Add(42 * time.Second),
 		DurationSeconds: 42, Pruned: 2})
 	b := waitFor(t, ns, "shop", "a recorded success", hasCond(v1alpha1.ConditionLastBackupSucceeded, "True", v1alpha1.ReasonSucceeded))
@@ -273,7 +274,7 @@ func TestRunResultsLandInStatusEventsAndMetrics(t *testing.T) {
 	// A failed run: the message reaches status and an event; the last
 	// success stays; the failure counter counts it once.
 	createRun(t, ns, "shop", "shop-2")
-	finishJob(t, ns, "shop-2", dump.Result{Succeeded: false, Error: "pg_dump: connection refused",
+	finishJob(t, ns, "shop-2", dumpcmd.Result{Succeeded: false, Error: "pg_dump: connection refused",
 		StartTime: time.Now().UTC(), CompletionTime: time.Now().UTC()})
 	b = waitFor(t, ns, "shop", "a recorded failure", hasCond(v1alpha1.ConditionLastBackupSucceeded, "False", v1alpha1.ReasonFailed))
 	if c := cond(b, v1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "connection refused") {
@@ -362,7 +363,7 @@ func TestOnDemandRun(t *testing.T) {
 	if job.Spec.TTLSecondsAfterFinished == nil || metav1.GetControllerOf(job).Name != "shop" {
 		t.Errorf("on-demand Job: ttl %v, owner %v", job.Spec.TTLSecondsAfterFinished, metav1.GetControllerOf(job))
 	}
-	finishJob(t, ns, name, dump.Result{Succeeded: true, Key: "k1", Size: 1, SHA256: "00", CompletionTime: time.Now().UTC()})
+	finishJob(t, ns, name, dumpcmd.Result{Succeeded: true, Key: "k1", Size: 1, SHA256: "00", CompletionTime: time.Now().UTC()})
 	waitFor(t, ns, "shop", "the manual run's result", func(b *v1alpha1.Backup) bool {
 		return b.Status.LastBackup != nil && b.Status.LastBackup.Job == name
 	})
@@ -501,9 +502,9 @@ func TestDeletePolicyRemovesOnlyThisBackupsDumps(t *testing.T) {
 			t.Errorf("the delete Job reads %s from a Secret: it needs no database credentials", e.Name)
 		}
 	}
-	if c.Image != "steward:test" || strings.Join(c.Args, " ") != dump.CommandDelete || env[dump.EnvDBName] != "shop" ||
-		env[dump.EnvDestinationEndpoint] != d.Endpoint || job.Labels[v1alpha1.LabelBackup] != "" || job.Labels[v1alpha1.LabelBackupDelete] != "gone" {
-		t.Errorf("delete Job: image %s, args %q, env %v, labels %v", c.Image, c.Args, env, job.Labels)
+	if c.Image != "steward:test" || strings.Join(append(c.Command, c.Args...), " ") != "/steward-agent "+dumpcmd.CommandDelete || env[dumpcmd.EnvDBName] != "shop" ||
+		env[dumpcmd.EnvDestinationEndpoint] != d.Endpoint || job.Labels[v1alpha1.LabelBackup] != "" || job.Labels[v1alpha1.LabelBackupDelete] != "gone" {
+		t.Errorf("delete Job: image %s, command %q, args %q, env %v, labels %v", c.Image, c.Command, c.Args, env, job.Labels)
 	}
 
 	if run := runJob(t, ns, job.Name); run.code != 0 || run.result.Deleted != 2 {

@@ -34,9 +34,9 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
-	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/jobs"
-	"github.com/steward-dev/steward/internal/backup/store"
+	"github.com/steward-dev/steward/internal/backup/redact"
 	"github.com/steward-dev/steward/internal/conditions"
 )
 
@@ -171,7 +171,7 @@ func refusedEndpoint(d v1alpha1.BackupDestination) *conditions.Problem {
 	return &conditions.Problem{Reason: v1alpha1.ReasonInsecureEndpoint, Message: fmt.Sprintf(
 		"destination.endpoint %s is plain http://, which sends the dumps and the store's credentials or tokens unencrypted; "+
 			"nothing runs against it: use https://, or set destination.allowInsecureEndpoint: true for a store inside the cluster",
-		store.RedactURL(d.Endpoint))}
+		redact.URL(d.Endpoint))}
 }
 
 // credentialsVersion reads the metadata of the destination's credentials
@@ -258,10 +258,10 @@ func checkReason(reason string) string {
 // taskResult reads a finished check or delete Job's result from its pod.
 // A Job of the same name made before it may leave pods behind: only the
 // Job's own count.
-func (r *Reconciler) taskResult(ctx context.Context, job *batchv1.Job) (dump.Result, bool, error) {
+func (r *Reconciler) taskResult(ctx context.Context, job *batchv1.Job) (dumpcmd.Result, bool, error) {
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
-		return dump.Result{}, false, fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
+		return dumpcmd.Result{}, false, fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
 	}
 	var lastErr error
 	for i := range pods.Items {
@@ -277,7 +277,7 @@ func (r *Reconciler) taskResult(ctx context.Context, job *batchv1.Job) (dump.Res
 			lastErr = err
 		}
 	}
-	return dump.Result{}, false, lastErr
+	return dumpcmd.Result{}, false, lastErr
 }
 
 // taskLabels are put on a Backup's check or delete Job and its pod: the
@@ -294,7 +294,7 @@ func taskLabels(b *v1alpha1.Backup, label string) map[string]string {
 // image, with the destination's credentials Secret.
 func CheckJob(b *v1alpha1.Backup, hash, instanceImage string) *batchv1ac.JobApplyConfiguration {
 	return taskJob(b, b.CheckJobName(hash), v1alpha1.LabelBackupCheck, hash, checkDeadline, jobs.Task{
-		Command: dump.CommandCheck, Image: instanceImage, Destination: b.Spec.Destination})
+		Command: dumpcmd.CommandCheck, Image: instanceImage, Destination: b.Spec.Destination})
 }
 
 // DeleteJob deletes the dumps of database from the destination, in
@@ -302,7 +302,7 @@ func CheckJob(b *v1alpha1.Backup, hash, instanceImage string) *batchv1ac.JobAppl
 // identifies the destination, credentials and database.
 func DeleteJob(b *v1alpha1.Backup, hash, database, instanceImage string) *batchv1ac.JobApplyConfiguration {
 	return taskJob(b, b.DeleteJobName(), v1alpha1.LabelBackupDelete, hash, deleteDeadline, jobs.Task{
-		Command: dump.CommandDelete, Image: instanceImage, Destination: b.Spec.Destination, Database: database})
+		Command: dumpcmd.CommandDelete, Image: instanceImage, Destination: b.Spec.Destination, Database: database})
 }
 
 // taskJob runs t once: a failure is reported, and the operator decides

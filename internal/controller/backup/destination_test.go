@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/secrettest"
 	"github.com/steward-dev/steward/internal/backup/store"
 	"github.com/steward-dev/steward/internal/testenv/storetest"
@@ -78,7 +78,7 @@ func TestDestinationCheck(t *testing.T) {
 	}
 	pod := job.Spec.Template.Spec
 	c := pod.Containers[0]
-	if c.Image != "steward:test" || len(c.Command) != 0 || strings.Join(c.Args, " ") != dump.CommandCheck || len(pod.InitContainers) != 0 {
+	if c.Image != "steward:test" || strings.Join(c.Command, " ") != "/steward-agent" || strings.Join(c.Args, " ") != dumpcmd.CommandCheck || len(pod.InitContainers) != 0 {
 		t.Errorf("check pod: image %s, command %q, args %q, %d init containers", c.Image, c.Command, c.Args, len(pod.InitContainers))
 	}
 	for _, e := range c.Env {

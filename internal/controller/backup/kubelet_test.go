@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/jobs"
 )
 
@@ -38,7 +39,7 @@ type ranJob struct {
 	// code is the exit code; message the termination message.
 	code    int
 	message string
-	result  dump.Result
+	result  dumpcmd.Result
 	// log is what the command printed.
 	log string
 }
@@ -83,7 +84,7 @@ func runJob(t *testing.T, ns, name string) ranJob {
 			mounts[m.MountPath] = dir
 		}
 	}
-	env := map[string]string{dump.EnvTerminationLog: filepath.Join(t.TempDir(), "termination-log")}
+	env := map[string]string{dumpcmd.EnvTerminationLog: filepath.Join(t.TempDir(), "termination-log")}
 	for _, e := range c.Env {
 		switch {
 		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
@@ -102,11 +103,11 @@ func runJob(t *testing.T, ns, name string) ranJob {
 	defer cancel()
 	var log syncBuffer
 	code := dump.Main(ctx, args[0], func(k string) string { return env[k] }, &log)
-	data, err := os.ReadFile(env[dump.EnvTerminationLog])
+	data, err := os.ReadFile(env[dumpcmd.EnvTerminationLog])
 	if err != nil {
 		t.Fatalf("Job %s wrote no termination message: %v", name, err)
 	}
-	res, err := dump.ParseResult(string(data))
+	res, err := dumpcmd.ParseResult(string(data))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/jobs"
-	"github.com/steward-dev/steward/internal/backup/pitr"
+	"github.com/steward-dev/steward/internal/backup/pitrcmd"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
 )
@@ -243,9 +243,9 @@ func (r *Reconciler) archiverPod(ctx context.Context, b *v1alpha1.Backup) (*core
 }
 
 // readArchiver reads an archiver's GET /status.
-func readArchiver(ctx context.Context, pod *corev1.Pod) (pitr.Status, error) {
-	var st pitr.Status
-	url := "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(pitr.ArchiverPort)) + "/status"
+func readArchiver(ctx context.Context, pod *corev1.Pod) (pitrcmd.Status, error) {
+	var st pitrcmd.Status
+	url := "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(pitrcmd.ArchiverPort)) + "/status"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return st, err

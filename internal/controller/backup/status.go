@@ -29,9 +29,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/jobs"
-	"github.com/steward-dev/steward/internal/backup/store"
+	"github.com/steward-dev/steward/internal/backup/redact"
 	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/metrics"
 )
@@ -124,7 +124,7 @@ func finished(job *batchv1.Job) (done, failed bool, when time.Time, msg string) 
 }
 
 // result reads a finished Job's result from its pod.
-func (r *Reconciler) result(ctx context.Context, job *batchv1.Job) (res dump.Result, ok bool, err error) {
+func (r *Reconciler) result(ctx context.Context, job *batchv1.Job) (res dumpcmd.Result, ok bool, err error) {
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
 		return res, false, fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
@@ -247,7 +247,7 @@ func setDestination(st *v1alpha1.BackupStatus, gen int64, b *v1alpha1.Backup, de
 	if dest.insecure {
 		conditions.SetOne(&st.Conditions, gen, v1alpha1.ConditionInsecureEndpoint, conditions.True(v1alpha1.ReasonInsecureEndpoint, fmt.Sprintf(
 			"destination.endpoint %s is plain http://, allowed by allowInsecureEndpoint: the dumps and the store's tokens cross the network unencrypted",
-			store.RedactURL(d.Endpoint))))
+			redact.URL(d.Endpoint))))
 	} else {
 		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionInsecureEndpoint)
 	}

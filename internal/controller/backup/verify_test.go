@@ -28,7 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 )
 
 func verifyWeekly(b *v1alpha1.Backup) {
@@ -95,15 +95,15 @@ func TestScheduledVerification(t *testing.T) {
 			t.Errorf("the verification reads a Secret through its environment: %s from %s", e.Name, e.ValueFrom.SecretKeyRef.Name)
 		}
 	}
-	if env[dump.EnvDBType] != "postgresql" || env[dump.EnvDBName] != "shop" || env[dump.EnvDestinationBucket] != "backups" ||
-		env[dump.EnvDBHost] != "" || env[dump.EnvStoreCredentialsDir] == "" {
+	if env[dumpcmd.EnvDBType] != "postgresql" || env[dumpcmd.EnvDBName] != "shop" || env[dumpcmd.EnvDestinationBucket] != "backups" ||
+		env[dumpcmd.EnvDBHost] != "" || env[dumpcmd.EnvStoreCredentialsDir] == "" {
 		t.Errorf("environment %v", env)
 	}
 
 	// A verification that passed.
 	createVerification(t, ns, "shop", "shop-verify-1")
 	start := time.Now().Add(-time.Minute).UTC()
-	finishJob(t, ns, "shop-verify-1", dump.Result{Succeeded: true, Key: "2026/11/22/20261122T020000.000Z-shop.pgdump",
+	finishJob(t, ns, "shop-verify-1", dumpcmd.Result{Succeeded: true, Key: "2026/11/22/20261122T020000.000Z-shop.pgdump",
 		Reason: v1alpha1.ReasonVerificationPassed, Message: "restored; 3 tables, 1200 rows, each table's row count and checksum as at backup time",
 		TablesChecked: 3, StartTime: start, CompletionTime: start.Add(12 * time.Second), DurationSeconds: 12})
 	b = waitFor(t, ns, "shop", "a passed verification", hasCond(v1alpha1.ConditionVerified, "True", v1alpha1.ReasonVerificationPassed))
@@ -124,7 +124,7 @@ func TestScheduledVerification(t *testing.T) {
 	// One that found an altered table: a Warning, the metric at 0; Ready
 	// is about taking backups and stays True.
 	createVerification(t, ns, "shop", "shop-verify-2")
-	finishJob(t, ns, "shop-verify-2", dump.Result{Succeeded: false, Key: "2026/11/29/20261129T020000.000Z-shop.pgdump",
+	finishJob(t, ns, "shop-verify-2", dumpcmd.Result{Succeeded: false, Key: "2026/11/29/20261129T020000.000Z-shop.pgdump",
 		Reason: v1alpha1.ReasonTableChecksumMismatch, Error: "table public.items has its 400 rows but another checksum",
 		StartTime: time.Now().UTC(), CompletionTime: time.Now().UTC(), DurationSeconds: 9})
 	b = waitFor(t, ns, "shop", "a failed verification", hasCond(v1alpha1.ConditionVerified, "False", v1alpha1.ReasonTableChecksumMismatch))
@@ -200,7 +200,7 @@ func TestVerifyNow(t *testing.T) {
 	if err := get(ns, "shop-verify", &batchv1.CronJob{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a verification CronJob without spec.verify: %v", err)
 	}
-	finishJob(t, ns, name, dump.Result{Succeeded: false, Reason: v1alpha1.ReasonNoBackup,
+	finishJob(t, ns, name, dumpcmd.Result{Succeeded: false, Reason: v1alpha1.ReasonNoBackup,
 		Error: `there is no complete mysql backup of database "shop" in the bucket`, CompletionTime: time.Now().UTC()})
 	waitFor(t, ns, "shop", "the manual verification's result", hasCond(v1alpha1.ConditionVerified, "False", v1alpha1.ReasonNoBackup))
 }

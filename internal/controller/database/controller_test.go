@@ -40,7 +40,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
-	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/jobs"
 	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/engine"
@@ -916,7 +916,7 @@ func TestBackupIsCreatedOnceReadyAndRemovedWhenDisabled(t *testing.T) {
 
 // finishRestore ends the bootstrap Restore's run with res, as its pod
 // would: envtest runs no Job controller and no kubelet.
-func finishRestore(t *testing.T, ns, restore string, res dump.Result) {
+func finishRestore(t *testing.T, ns, restore string, res dumpcmd.Result) {
 	t.Helper()
 	job := &batchv1.Job{}
 	eventually(t, func() error { return get(t, ns, restore+"-restore", job) })
@@ -973,7 +973,7 @@ func TestBootstrapFromBackupRestoresBeforeReady(t *testing.T) {
 
 	// The Restore runs although the Database is not Ready: it is the
 	// Database's own bootstrap restore.
-	finishRestore(t, ns, "db-bootstrap", dump.Result{Succeeded: true, Key: "old/20260301T020000Z.dump"})
+	finishRestore(t, ns, "db-bootstrap", dumpcmd.Result{Succeeded: true, Key: "old/20260301T020000Z.dump"})
 	if err := get(t, ns, "db-backup", &v1alpha1.Backup{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the Backup exists before the bootstrap restore succeeded (%v)", err)
 	}
@@ -1002,7 +1002,7 @@ func TestAFailedBootstrapRestoreDegradesTheDatabase(t *testing.T) {
 	create(t, newDatabase(ns, "db", withBootstrap))
 	markRolledOut(t, ns, "db", 1)
 	const why = "checksum mismatch: the dump is damaged"
-	finishRestore(t, ns, "db-bootstrap", dump.Result{Succeeded: false, Key: "old/1.dump", Error: why})
+	finishRestore(t, ns, "db-bootstrap", dumpcmd.Result{Succeeded: false, Key: "old/1.dump", Error: why})
 	db := waitFor(t, ns, "db", "BootstrapFailed", func(db *v1alpha1.Database) bool {
 		c := condition(db, v1alpha1.ConditionDegraded)
 		return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonBootstrapFailed

@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/jobs"
 )
 
@@ -145,7 +145,7 @@ func readyReason(r *v1alpha1.Restore) string {
 
 // finish creates the pod the Job controller would have created, ended with
 // the result in its termination message, as the kubelet would report it.
-func finish(t *testing.T, ns string, job *batchv1.Job, res dump.Result) {
+func finish(t *testing.T, ns string, job *batchv1.Job, res dumpcmd.Result) {
 	t.Helper()
 	finishWith(t, ns, job, string(res.Marshal()), res.Succeeded)
 }
@@ -259,15 +259,15 @@ func TestRestoreFromABackupIntoADatabase(t *testing.T) {
 	}
 	env := envOf(c)
 	for name, want := range map[string]string{
-		dump.EnvDBType: "postgresql", dump.EnvDBHost: "db." + ns + ".svc", dump.EnvDBPort: "5432", dump.EnvDBName: "app",
-		dump.EnvDestinationType: "s3", dump.EnvDestinationBucket: "dumps", dump.EnvDestinationPrefix: "prod/",
-		dump.EnvRestoreKey: "latest", dump.EnvRestoreOverwrite: "false",
+		dumpcmd.EnvDBType: "postgresql", dumpcmd.EnvDBHost: "db." + ns + ".svc", dumpcmd.EnvDBPort: "5432", dumpcmd.EnvDBName: "app",
+		dumpcmd.EnvDestinationType: "s3", dumpcmd.EnvDestinationBucket: "dumps", dumpcmd.EnvDestinationPrefix: "prod/",
+		dumpcmd.EnvRestoreKey: "latest", dumpcmd.EnvRestoreOverwrite: "false",
 	} {
 		if got := env[name].Value; got != want {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
-	for _, name := range []string{dump.EnvDBUsername, dump.EnvDBPassword} {
+	for _, name := range []string{dumpcmd.EnvDBUsername, dumpcmd.EnvDBPassword} {
 		e := env[name]
 		if e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != "db-credentials" {
 			t.Errorf("%s = %+v, want only a reference to the Secret db-credentials", name, e)
@@ -288,7 +288,7 @@ func TestRestoreFromABackupIntoADatabase(t *testing.T) {
 	expectEvent(t, ns, v1alpha1.EventRestoreStarted)
 
 	const key = "db/20260301T020000Z.dump"
-	finish(t, ns, j, dump.Result{Succeeded: true, Key: key, Size: 1234,
+	finish(t, ns, j, dumpcmd.Result{Succeeded: true, Key: key, Size: 1234,
 		StartTime: time.Now().Add(-time.Minute), CompletionTime: time.Now()})
 	r = waitFor(t, ns, "Succeeded", func(r *v1alpha1.Restore) bool { return r.Status.Phase == v1alpha1.RestoreSucceeded })
 	if r.Status.Object != key || r.Status.CompletionTime == nil || r.Status.Message != "" {
@@ -320,17 +320,17 @@ func TestAFailedRestoreIsFinalAndSaysWhy(t *testing.T) {
 	j := job(t, ns)
 	c := j.Spec.Template.Spec.Containers[0]
 	env := envOf(c)
-	if c.Image != jobs.DefaultImage(v1alpha1.SourceMySQL) || env[dump.EnvDBHost].Value != "mysql.example" ||
-		env[dump.EnvDBPort].Value != "3306" || env[dump.EnvRestoreKey].Value != "shop/20260101T000000Z.dump" ||
-		env[dump.EnvDestinationBucket].Value != "old-dumps" {
+	if c.Image != jobs.DefaultImage(v1alpha1.SourceMySQL) || env[dumpcmd.EnvDBHost].Value != "mysql.example" ||
+		env[dumpcmd.EnvDBPort].Value != "3306" || env[dumpcmd.EnvRestoreKey].Value != "shop/20260101T000000Z.dump" ||
+		env[dumpcmd.EnvDestinationBucket].Value != "old-dumps" {
 		t.Errorf("image %s, env %+v", c.Image, env)
 	}
-	if ref := env[dump.EnvDBPassword].ValueFrom; ref == nil || ref.SecretKeyRef.Name != "ext-login" || env[dump.EnvDBPassword].Value != "" {
-		t.Errorf("password env = %+v, want a reference to ext-login", env[dump.EnvDBPassword])
+	if ref := env[dumpcmd.EnvDBPassword].ValueFrom; ref == nil || ref.SecretKeyRef.Name != "ext-login" || env[dumpcmd.EnvDBPassword].Value != "" {
+		t.Errorf("password env = %+v, want a reference to ext-login", env[dumpcmd.EnvDBPassword])
 	}
 
 	const why = "the target database is not empty; set spec.overwrite to replace its tables"
-	finish(t, ns, j, dump.Result{Succeeded: false, Key: "shop/20260101T000000Z.dump", Error: why,
+	finish(t, ns, j, dumpcmd.Result{Succeeded: false, Key: "shop/20260101T000000Z.dump", Error: why,
 		StartTime: time.Now(), CompletionTime: time.Now()})
 	r := waitFor(t, ns, "Failed", func(r *v1alpha1.Restore) bool { return r.Status.Phase == v1alpha1.RestoreFailed })
 	if r.Status.Message != why || r.Status.CompletionTime == nil {

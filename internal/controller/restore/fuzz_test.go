@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/jobs"
 	"github.com/steward-dev/steward/internal/testenv/fuzzcheck"
 )
@@ -76,12 +76,12 @@ func FuzzJob(f *testing.F) {
 			t.Fatalf("backoff %d, pod labels %v", *job.Spec.BackoffLimit, tmpl.Labels)
 		}
 		c := tmpl.Spec.Containers[0]
-		if c.Command[len(c.Command)-1] != dump.CommandRestore {
+		if c.Command[len(c.Command)-1] != dumpcmd.CommandRestore {
 			t.Fatalf("the run's command is %v", c.Command)
 		}
 		key := ""
 		for _, e := range c.Env {
-			if *e.Name == dump.EnvRestoreKey {
+			if *e.Name == dumpcmd.EnvRestoreKey {
 				key = *e.Value
 			}
 		}

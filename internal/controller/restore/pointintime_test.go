@@ -27,9 +27,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/jobs"
-	"github.com/steward-dev/steward/internal/backup/pitr"
+	"github.com/steward-dev/steward/internal/backup/pitrcmd"
 )
 
 func TestPointInTimeNeedsAnArchivingBackup(t *testing.T) {
@@ -67,12 +67,12 @@ func TestPointInTimeRestoreReportsItsRecoveryPoint(t *testing.T) {
 		}
 	}
 	env := envOf(main)
-	if !slices.Equal(main.Command[1:], []string{pitr.CommandRestore}) || env[pitr.EnvTargetTime].Value != "2026-11-26T14:04:59Z" ||
-		env[pitr.EnvArchive].Value == "" {
+	if !slices.Equal(main.Command[1:], []string{pitrcmd.CommandRestore}) || env[pitrcmd.EnvTargetTime].Value != "2026-11-26T14:04:59Z" ||
+		env[pitrcmd.EnvArchive].Value == "" {
 		t.Fatalf("command %v, env %v", main.Command, env)
 	}
 	point := time.Date(2026, 11, 26, 14, 4, 58, 0, time.UTC)
-	msg, _ := json.Marshal(pitr.Result{Result: dump.Result{Succeeded: true, Key: "pitr/db/base/x.tar.gz", CompletionTime: time.Now().UTC()},
+	msg, _ := json.Marshal(pitrcmd.Result{Result: dumpcmd.Result{Succeeded: true, Key: "pitr/db/base/x.tar.gz", CompletionTime: time.Now().UTC()},
 		BaseKey: "pitr/db/base/x.tar.gz", RecoveryPoint: &point})
 	finishWith(t, ns, j, string(msg), true)
 	r := waitFor(t, ns, "succeeded", func(r *v1alpha1.Restore) bool { return r.Status.Phase == v1alpha1.RestoreSucceeded })

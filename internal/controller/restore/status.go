@@ -25,7 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
-	"github.com/steward-dev/steward/internal/backup/pitr"
+	"github.com/steward-dev/steward/internal/backup/pitrcmd"
 	"github.com/steward-dev/steward/internal/conditions"
 )
 
@@ -39,7 +39,7 @@ type observed struct {
 	job *batchv1.Job
 	// result is the run's result, once its pod reported one; a
 	// point-in-time restore's has its recovery point too.
-	result *pitr.Result
+	result *pitrcmd.Result
 	// podEnded is set when the pod ended without a readable result.
 	podEnded error
 }

@@ -695,7 +695,7 @@ exec sleep infinity`},
 
 // testStewardImage runs Steward's image as the database pods do: its
 // entrypoint with arguments only, `copy-binary` in an init container, and
-// the copied binary in another image's container.
+// the copied agent in another image's container.
 func testStewardImage(t *testing.T, ctx context.Context, c *Cluster, clientset kubernetes.Interface) {
 	restricted := &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr.To(false),
@@ -764,7 +764,7 @@ func testStewardImage(t *testing.T, ctx context.Context, c *Cluster, clientset k
 	// subcommand's usage error: it is there and executable.
 	run := p.Status.ContainerStatuses[0].State.Terminated
 	out, _ := kubectl(ctx, c, "logs", pod.Name, "-c", "run")
-	if run == nil || run.ExitCode != 2 || !strings.Contains(out, "usage: steward copy-binary DEST") {
+	if run == nil || run.ExitCode != 2 || !strings.Contains(out, "usage: steward-agent copy-binary DEST") {
 		t.Errorf("the copied binary in postgres:15: %+v, output %q; want exit 2 with its usage", run, out)
 	}
 }

@@ -38,6 +38,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/dump"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/jobs"
 	"github.com/steward-dev/steward/internal/backup/secrettest"
 	"github.com/steward-dev/steward/internal/testenv/devenv"
@@ -627,7 +628,7 @@ func waitForRestore(t *testing.T, name string) v1alpha1.Restore {
 }
 
 // jobResult is the result a Job's pod left in its termination message.
-func jobResult(t *testing.T, job string) dump.Result {
+func jobResult(t *testing.T, job string) dumpcmd.Result {
 	t.Helper()
 	var pods corev1.PodList
 	getJSON(t, &pods, "pods", "-l", "batch.kubernetes.io/job-name="+job)
@@ -641,5 +642,5 @@ func jobResult(t *testing.T, job string) dump.Result {
 		}
 	}
 	t.Fatalf("Job %s has no pod with a result: %d pods", job, len(pods.Items))
-	return dump.Result{}
+	return dumpcmd.Result{}
 }
