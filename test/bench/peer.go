@@ -357,7 +357,7 @@ func (b *bench) peerRawRound(ctx context.Context, r int, pr *peerResults, all *[
 	if err := b.createAll(ctx, objs); err != nil {
 		return err
 	}
-	last, err := b.rawReady.waitAll(ctx, keys, convergeTimeout)
+	last, err := b.rawReady.waitAll(ctx, keys, bulkTimeout(b.cfg.N))
 	if err != nil {
 		return fmt.Errorf("plain client beside the peer, round %d: %w", r, err)
 	}
