@@ -114,8 +114,9 @@ type reviewer struct {
 // authenticate returns the user the request's bearer token belongs to, and
 // false when it has none or the API server does not accept it.
 func (a *reviewer) authenticate(req *http.Request) (authnv1.UserInfo, bool, error) {
-	token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-	if token = strings.TrimSpace(token); !ok || token == "" {
+	// The scheme is case-insensitive (RFC 9110), as the API server reads it.
+	scheme, token, _ := strings.Cut(strings.TrimSpace(req.Header.Get("Authorization")), " ")
+	if token = strings.TrimSpace(token); !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return authnv1.UserInfo{}, false, nil
 	}
 	// The cache is keyed by the token's hash: the token itself is kept

@@ -84,7 +84,8 @@ func TestMetricsAuth(t *testing.T) {
 		{"/metrics", "Basic c2NyYXBlcjp4", http.StatusUnauthorized},
 		{"/metrics", "Bearer other-token", http.StatusUnauthorized},
 		{"/metrics", "Bearer scraper-token", http.StatusOK},
-		{"/metrics", "Bearer scraper-token", http.StatusOK},
+		{"/metrics", "bearer scraper-token", http.StatusOK},
+		{"/metrics", "Bearer ", http.StatusUnauthorized},
 		{"/debug", "Bearer scraper-token", http.StatusForbidden},
 		{"/metrics", "Bearer other-token", http.StatusUnauthorized},
 	} {
