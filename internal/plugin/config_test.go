@@ -30,6 +30,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -147,8 +148,17 @@ spec: {image: "nginx:1.27", config: [{appConfig: app-config, keys: [LOG_LEVEL, F
 			}
 
 			before := templateHashes(t, h.ns)
-			live.Spec = next.Spec
-			if err := k8s.Update(context.Background(), live); err != nil {
+			// The operator writes the AppConfig's status meanwhile: an
+			// update that meets that write is sent again on a fresh copy,
+			// whose spec is still the one the diff was made against.
+			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(ac), live); err != nil {
+					return err
+				}
+				live.Spec = next.Spec
+				return k8s.Update(context.Background(), live)
+			})
+			if err != nil {
 				t.Fatal(err)
 			}
 			st := settledOn(t, h.ns, d.NewRevision)
