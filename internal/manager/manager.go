@@ -333,7 +333,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	err = (&webapp.Reconciler{
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),
-		Recorder:        mgr.GetEventRecorder("steward"),
+		Recorder:        shortNotes{mgr.GetEventRecorder("steward")},
 		StuckPodTimeout: opts.StuckPodTimeout,
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.WebAppConcurrency})
 	if err != nil {
@@ -342,7 +342,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	err = (&database.Reconciler{
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),
-		Recorder:        mgr.GetEventRecorder("steward"),
+		Recorder:        shortNotes{mgr.GetEventRecorder("steward")},
 		InstanceImage:   opts.InstanceImage,
 		StuckPodTimeout: opts.StuckPodTimeout,
 		Instances:       instanceClient(opts),
@@ -353,7 +353,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	err = (&backup.Reconciler{
 		Client:        mgr.GetClient(),
 		APIReader:     mgr.GetAPIReader(),
-		Recorder:      mgr.GetEventRecorder("steward"),
+		Recorder:      shortNotes{mgr.GetEventRecorder("steward")},
 		InstanceImage: opts.InstanceImage,
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.DatabaseConcurrency})
 	if err != nil {
@@ -362,7 +362,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	err = (&restore.Reconciler{
 		Client:        mgr.GetClient(),
 		APIReader:     mgr.GetAPIReader(),
-		Recorder:      mgr.GetEventRecorder("steward"),
+		Recorder:      shortNotes{mgr.GetEventRecorder("steward")},
 		InstanceImage: opts.InstanceImage,
 	}).SetupWithManager(mgr, controller.Options{})
 	if err != nil {
@@ -371,7 +371,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	err = (&cachecontroller.Reconciler{
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),
-		Recorder:        mgr.GetEventRecorder("steward"),
+		Recorder:        shortNotes{mgr.GetEventRecorder("steward")},
 		StuckPodTimeout: opts.StuckPodTimeout,
 	}).SetupWithManager(mgr, controller.Options{})
 	if err != nil {
@@ -380,7 +380,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	err = (&appconfig.Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("steward"),
+		Recorder:  shortNotes{mgr.GetEventRecorder("steward")},
 		Resync:    opts.AppConfigResync,
 	}).SetupWithManager(mgr, controller.Options{})
 	if err != nil {
@@ -389,14 +389,14 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	err = (&appstack.Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("steward"),
+		Recorder:  shortNotes{mgr.GetEventRecorder("steward")},
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.AppStackConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the AppStack controller: %w", err)
 	}
 	err = (&workloadpolicy.Reconciler{
 		Client:     mgr.GetClient(),
-		Recorder:   mgr.GetEventRecorder("steward"),
+		Recorder:   shortNotes{mgr.GetEventRecorder("steward")},
 		Namespaces: opts.WatchNamespaces,
 	}).SetupWithManager(mgr, controller.Options{})
 	if err != nil {
