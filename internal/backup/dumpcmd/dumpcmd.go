@@ -166,8 +166,12 @@ func shorten(s string, limit int) string {
 }
 
 // ParseResult reads a termination message.
-func ParseResult(message string) (Result, error) {
-	var r Result
+func ParseResult(message string) (Result, error) { return ParseMessage[Result](message) }
+
+// ParseMessage reads a termination message holding a result of type T as
+// JSON: a Result, or a result that embeds one.
+func ParseMessage[T any](message string) (T, error) {
+	var r T
 	message = strings.TrimSpace(message)
 	if message == "" {
 		return r, errors.New("the termination message is empty")

@@ -23,10 +23,6 @@ limitations under the License.
 package pitrcmd
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/steward-dev/steward/internal/backup/dumpcmd"
@@ -103,17 +99,7 @@ type Result struct {
 
 // ParseResult reads a termination message of backup-base or
 // restore-pitr.
-func ParseResult(message string) (Result, error) {
-	var r Result
-	message = strings.TrimSpace(message)
-	if message == "" {
-		return r, errors.New("the termination message is empty")
-	}
-	if err := json.Unmarshal([]byte(message), &r); err != nil {
-		return r, fmt.Errorf("the termination message is not a result: %w", err)
-	}
-	return r, nil
-}
+func ParseResult(message string) (Result, error) { return dumpcmd.ParseMessage[Result](message) }
 
 // ArchiverPort is where an archiver serves GET /status.
 const ArchiverPort = 8008

@@ -194,19 +194,16 @@ func (b *builder) build(ctx context.Context, def Definition) (Result, error) {
 	keyFile := filepath.Join(b.opts.Out, def.Short+".key")
 
 	var (
-		progs []programFile
-		err   error
+		progs   []programFile
+		digests []string
+		err     error
 	)
 	for _, p := range def.Programs {
-		prog, err := b.program(ctx, p)
-		if err != nil {
-			return res, err
+		prog, perr := b.program(ctx, p)
+		if perr != nil {
+			return res, perr
 		}
-		progs = append(progs, prog)
-	}
-	digests := make([]string, len(progs))
-	for i, p := range progs {
-		digests[i] = p.digest
+		progs, digests = append(progs, prog), append(digests, prog.digest)
 	}
 	usesApt := len(def.Packages) > 0 || def.CABundle || def.Zoneinfo
 	lists := ""
