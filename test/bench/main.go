@@ -70,6 +70,9 @@ type config struct {
 	// PeerConcurrency workers.
 	Peer            bool
 	PeerConcurrency int
+	// OperatorLogLevel is Steward's --log-level: 1 logs each reconcile,
+	// for explaining a slow measure from steward.log.
+	OperatorLogLevel int
 }
 
 // intList is a flag of comma-separated integers.
@@ -178,6 +181,7 @@ func main() {
 	flag.Var(&cfg.ConfigMaxConcurrent, "config-max-concurrent", "The AppConfig's spec.rollout.maxConcurrent, comma-separated: the config changes are timed at each.")
 	flag.BoolVar(&cfg.Peer, "peer", true, "Before Steward starts, run the peer operator (test/bench/peer: Create/Update, a status update every reconcile, a cluster-wide cache) through the same bulk rounds and idle window, and report it beside Steward (WebApp with the convergence measure only).")
 	flag.IntVar(&cfg.PeerConcurrency, "peer-concurrency", 10, "The peer's concurrent reconciles: Steward's --webapp-concurrency by default (the tutorials keep controller-runtime's 1).")
+	flag.IntVar(&cfg.OperatorLogLevel, "operator-log-level", 0, "Steward's --log-level (1 for debug); its log is kept beside the results as steward.log.")
 	flag.StringVar(&cfg.Out, "out", filepath.Join(root, "bin", "bench", "results.json"), "Where to write the JSON results.")
 	flag.Parse()
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
@@ -297,7 +301,7 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	if err != nil {
 		return nil, err
 	}
-	b.operator, err = devenv.StartOperator(ctx, cluster, bin, logFile, "--leader-elect=true")
+	b.operator, err = devenv.StartOperator(ctx, cluster, bin, logFile, "--leader-elect=true", fmt.Sprintf("--log-level=%d", cfg.OperatorLogLevel))
 	if err != nil {
 		return nil, err
 	}
