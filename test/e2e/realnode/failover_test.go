@@ -824,9 +824,10 @@ func checkGapsMeasured(t *testing.T, rounds []round) {
 	}
 }
 
-// dumpFailoverDiagnostics logs, when the test failed, the Database, the
-// end of each instance's server log, the namespace's recent events and the
-// end of the probe's output.
+// dumpFailoverDiagnostics logs, when the test failed, the Database and its
+// events, each instance manager's account, the end of each instance's
+// server log, the namespace's recent events and the end of the probe's
+// output.
 func dumpFailoverDiagnostics(t *testing.T, c *client) {
 	if !t.Failed() {
 		return
@@ -843,8 +844,24 @@ func dumpFailoverDiagnostics(t *testing.T, c *client) {
 	show("the Database", "get", "database", ha.db, "-o", "yaml")
 	show("the pods and their roles", "get", "pods", "-o", "wide", "-L", "steward.dev/role")
 	show("the endpoints", "get", "endpointslices", "-o", "wide")
+	show("the Database's events", "get", "events", "--field-selector", "involvedObject.kind=Database,involvedObject.name="+ha.db,
+		"--sort-by=.lastTimestamp")
 	for _, pod := range failoverPods() {
 		show(pod+"'s server log", "logs", pod, "-c", ha.container, "--tail=40")
+		// The instance manager's own lines (JSON), from the container's
+		// start: what it was told and what it did, which the server's
+		// messages at the end of the log do not show.
+		out, err := devenv.Kubectl(ctx, cluster, nil, "logs", pod, "-c", ha.container)
+		if err != nil {
+			out += err.Error()
+		}
+		var agent []string
+		for line := range strings.SplitSeq(out, "\n") {
+			if strings.HasPrefix(line, `{"time"`) {
+				agent = append(agent, line)
+			}
+		}
+		t.Logf("%s's instance manager, last 80 of %d lines:\n%s", pod, len(agent), strings.Join(agent[max(0, len(agent)-80):], "\n"))
 	}
 	out, err := devenv.Kubectl(ctx, cluster, nil, "get", "events", "--sort-by=.lastTimestamp")
 	if err != nil {
