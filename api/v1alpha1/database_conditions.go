@@ -83,6 +83,10 @@ const (
 	EventSwitchedOver = "SwitchedOver"
 	// EventSwitchoverRefused: the requested switchover cannot be done.
 	EventSwitchoverRefused = "SwitchoverRefused"
+	// EventSwitchoverRetargeted: the replica a switchover to "any" chose
+	// missed the stopped primary's last writes; another replica that has
+	// them is promoted instead.
+	EventSwitchoverRetargeted = "SwitchoverRetargeted"
 )
 
 // Storage growth (spec.storage.autoGrow): the condition and its reasons.

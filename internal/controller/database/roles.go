@@ -466,6 +466,9 @@ func (r *Reconciler) carryOut(ctx context.Context, db *v1alpha1.Database, v view
 			}
 			return rs, nil
 		case fr != nil && fr.StoppedPosition > 0 && (target.report == nil || target.report.Position < fr.StoppedPosition):
+			if other, ok := hasAllOf(v, fr.StoppedPosition, change.To); ok && chosenByOperator(db) {
+				return rs, r.retarget(ctx, db, other, fr.StoppedPosition)
+			}
 			rs.waiting = fmt.Sprintf("%s catches up with the stopped primary", change.To)
 			return rs, nil
 		}
@@ -476,6 +479,54 @@ func (r *Reconciler) carryOut(ctx context.Context, db *v1alpha1.Database, v view
 		}
 	}
 	return rs, nil
+}
+
+// hasAllOf is the running replica, other than the switchover's target,
+// that has received a stopped primary's whole history (up to stopped), the
+// furthest if several have.
+func hasAllOf(v view, stopped int64, target string) (member, bool) {
+	var best member
+	found := false
+	for _, m := range v.members {
+		if m.name == v.primary || m.name == target || !runningReplica(m) || m.report.Position < stopped {
+			continue
+		}
+		if !found || m.report.Position > best.report.Position {
+			best, found = m, true
+		}
+	}
+	return best, found
+}
+
+// chosenByOperator reports whether the switchover under way is to a
+// replica Steward chose (switchover-to=any, or a rolling restart's), not
+// one the user named.
+func chosenByOperator(db *v1alpha1.Database) bool {
+	want := db.Annotations[v1alpha1.AnnotationSwitchoverTo]
+	return want == "" || want == "any"
+}
+
+// retarget moves a switchover whose target missed the stopped primary's
+// last writes to a replica that has them all, in the next term: the
+// stopped primary streams nothing more, so the first target would only
+// wait until the change is given up. The target has not been told to
+// promote itself yet (that comes after the catch-up), and the new term
+// makes any older word void.
+func (r *Reconciler) retarget(ctx context.Context, db *v1alpha1.Database, to member, stopped int64) error {
+	change := db.Status.RoleChange.DeepCopy()
+	missed := change.To
+	change.To, change.Term = to.name, change.Term+1
+	change.Reason += fmt.Sprintf("; moved to %s, which has the stopped primary's history up to %d, which %s had not received",
+		to.name, stopped, missed)
+	next := db.Status.DeepCopy()
+	next.Term, next.RoleChange = change.Term, change
+	if err := status.Write(ctx, r.Client, db, &db.Status, *next, client.MergeFromWithOptimisticLock{}); err != nil {
+		return err
+	}
+	r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, v1alpha1.EventSwitchoverRetargeted, "Switchover",
+		"Switching over to %s (term %d) instead of %s: the stopped primary's last writes reached %s only",
+		to.name, change.Term, missed, to.name)
+	return nil
 }
 
 // completeChange records the new primary, announces the change with its

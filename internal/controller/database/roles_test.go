@@ -227,6 +227,72 @@ func TestFailoverSurvivesAnOperatorRestart(t *testing.T) {
 	})
 }
 
+// TestSwitchoverMovesToTheReplicaThatHasItAll: a switchover to "any"
+// chose db-1, but the primary's last writes before it stopped reached only
+// db-2. The stopped primary streams nothing more, so db-1 would wait until
+// the change is given up: db-2 is promoted instead, in the next term, and
+// db-1 is never told to promote itself.
+func TestSwitchoverMovesToTheReplicaThatHasItAll(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "db", func(db *v1alpha1.Database) { db.Spec.Replicas = new(int32(3)) }))
+	for i, pos := range []int64{1000, 1000, 990} {
+		name := fmt.Sprintf("db-%d", i)
+		fakes.set(ns, name, func(in *fakeInstance) {
+			in.report.Role, in.report.Ready, in.report.Position = engine.RoleReplica, true, pos
+			in.promotes = i == 2
+			if i == 0 {
+				in.report.Role = engine.RolePrimary
+			}
+		})
+		fakeInstancePod(t, ns, "db", name)
+	}
+	markRolledOut(t, ns, "db", 3)
+	waitFor(t, ns, "db", "three instances reported ready", func(db *v1alpha1.Database) bool {
+		return len(db.Status.Instances) == 3 && db.Status.Instances[0].Role == "primary" && db.Status.Term == 1 &&
+			db.Status.Instances[1].Ready && db.Status.Instances[2].Ready
+	})
+
+	update(t, ns, "db", func(db *v1alpha1.Database) {
+		db.Annotations = map[string]string{v1alpha1.AnnotationSwitchoverTo: "any"}
+	})
+	db := waitFor(t, ns, "db", "a switchover under way", func(db *v1alpha1.Database) bool { return db.Status.RoleChange != nil })
+	if c := db.Status.RoleChange; c.To != "db-1" || c.Term != 2 || c.Type != v1alpha1.RoleChangeSwitchover {
+		t.Fatalf("role change %+v; want a switchover to db-1, the most advanced, in term 2", c)
+	}
+	eventually(t, func() error {
+		if a, _ := fakes.lastAssigned(ns, "db-0"); a.Term != 2 || a.Primary != "db-1" {
+			return fmt.Errorf("the primary was last told %+v, not to stop for db-1", a)
+		}
+		return nil
+	})
+	// The primary stops at 1010; only db-2 received the last writes.
+	fakes.set(ns, "db-0", func(in *fakeInstance) {
+		in.report.Phase, in.report.Ready, in.report.StoppedPosition = instance.PhaseStopped, false, 1010
+	})
+	fakes.set(ns, "db-2", func(in *fakeInstance) { in.report.Position = 1010 })
+
+	db = waitFor(t, ns, "db", "db-2 the primary", func(db *v1alpha1.Database) bool {
+		return db.Status.Primary == "db-2" && db.Status.RoleChange == nil && db.Status.LastRoleChange != nil
+	})
+	if c := db.Status.LastRoleChange; c.To != "db-2" || c.From != "db-0" || c.Term != 3 || c.Type != v1alpha1.RoleChangeSwitchover ||
+		!strings.Contains(c.Reason, "moved to db-2") || db.Status.Term != 3 {
+		t.Errorf("lastRoleChange = %+v, term %d; want a switchover to db-2 in term 3", c, db.Status.Term)
+	}
+	expectEvent(t, ns, "db", v1alpha1.EventSwitchoverRetargeted)
+	expectEvent(t, ns, "db", v1alpha1.EventSwitchedOver)
+	fakes.mu.Lock()
+	for _, a := range fakes.byPod[ns+"/db-1"].assigned {
+		if a.Primary == "db-1" {
+			t.Errorf("db-1, which missed the last writes, was told to be the primary: %+v", a)
+		}
+	}
+	fakes.mu.Unlock()
+	waitFor(t, ns, "db", "the switchover annotation removed", func(db *v1alpha1.Database) bool {
+		_, ok := db.Annotations[v1alpha1.AnnotationSwitchoverTo]
+		return !ok
+	})
+}
+
 // labelledRoles says which pod does not carry its role label.
 func labelledRoles(t *testing.T, ns string, roles map[string]string) error {
 	t.Helper()
