@@ -26,11 +26,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/jobs"
+	"github.com/steward-dev/steward/internal/testenv/apitest"
 )
 
 func pointInTime(db string) func(*v1alpha1.Backup) {
@@ -93,7 +94,7 @@ func TestArchivingRefusesMySQL(t *testing.T) {
 		Spec:       v1alpha1.DatabaseSpec{Engine: v1alpha1.EngineMySQL, Version: "8.4", Storage: v1alpha1.DatabaseStorage{Size: new(mustQuantity("1Gi"))}},
 	}
 	create(t, db)
-	markReady(t, ns, "catalog")
+	apitest.MarkDatabaseReady(t, k8s, timeout, client.ObjectKey{Namespace: ns, Name: "catalog"})
 	create(t, newBackup(ns, "shop", func(b *v1alpha1.Backup) {
 		pointInTime("catalog")(b)
 		b.Spec.Source.Type = v1alpha1.SourceMySQL
@@ -149,37 +150,6 @@ func TestArchivingWithoutItsDatabase(t *testing.T) {
 	eventually(t, func() error {
 		if m := metric(t, "steward_backup_archive_lag_seconds", ns); m != nil {
 			return fmt.Errorf("steward_backup_archive_lag_seconds is still exported")
-		}
-		return nil
-	})
-}
-
-// markReady sets the Database's StatefulSet status as its controller would
-// once the instances are ready (envtest has no StatefulSet controller), and
-// waits for the Database controller to say Ready. Writing the Database's
-// Ready condition directly would race with the Database controller, whose
-// own status write puts it back.
-func markReady(t *testing.T, ns, name string) {
-	t.Helper()
-	eventually(t, func() error {
-		sts := &appsv1.StatefulSet{}
-		if err := get(ns, name, sts); err != nil {
-			return err
-		}
-		n := *sts.Spec.Replicas
-		sts.Status = appsv1.StatefulSetStatus{
-			ObservedGeneration: sts.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n,
-			AvailableReplicas: n, CurrentReplicas: n, CurrentRevision: "r1", UpdateRevision: "r1",
-		}
-		return k8s.Status().Update(context.Background(), sts)
-	})
-	eventually(t, func() error {
-		db := &v1alpha1.Database{}
-		if err := get(ns, name, db); err != nil {
-			return err
-		}
-		if !meta.IsStatusConditionTrue(db.Status.Conditions, v1alpha1.ConditionReady) {
-			return fmt.Errorf("Database %s is not Ready: %+v", name, db.Status.Conditions)
 		}
 		return nil
 	})

@@ -33,6 +33,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/controller/cache"
+	"github.com/steward-dev/steward/internal/testenv/apitest"
 )
 
 func createCache(t *testing.T, ns, name string, engine v1alpha1.CacheEngine, mutate ...func(*v1alpha1.Cache)) *v1alpha1.Cache {
@@ -108,22 +109,6 @@ func markDeploymentReady(t *testing.T, dep *appsv1.Deployment) {
 			},
 		}
 		return k8s.Status().Update(context.Background(), dep)
-	})
-}
-
-// markStatefulSetReady plays the StatefulSet controller's part.
-func markStatefulSetReady(t *testing.T, sts *appsv1.StatefulSet) {
-	t.Helper()
-	eventually(t, func() error {
-		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(sts), sts); err != nil {
-			return err
-		}
-		n := *sts.Spec.Replicas
-		sts.Status = appsv1.StatefulSetStatus{
-			ObservedGeneration: sts.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n,
-			AvailableReplicas: n, CurrentReplicas: n, CurrentRevision: "r1", UpdateRevision: "r1",
-		}
-		return k8s.Status().Update(context.Background(), sts)
 	})
 }
 
@@ -286,7 +271,7 @@ func TestRedis(t *testing.T) {
 		t.Errorf("Ready before the StatefulSet is")
 	}
 
-	markStatefulSetReady(t, sts)
+	apitest.RollOutStatefulSet(t, k8s, timeout, client.ObjectKeyFromObject(sts), -1)
 	waitFor(t, c, func(c *v1alpha1.Cache) error {
 		if err := ready(c); err != nil {
 			return err

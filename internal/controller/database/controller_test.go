@@ -44,6 +44,7 @@ import (
 	"github.com/steward-dev/steward/internal/backup/jobs"
 	"github.com/steward-dev/steward/internal/controller/database"
 	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/testenv/apitest"
 )
 
 func newDatabase(ns, name string, mutate ...func(*v1alpha1.Database)) *v1alpha1.Database {
@@ -99,18 +100,7 @@ func statefulSet(t *testing.T, ns, name string) *appsv1.StatefulSet {
 // StatefulSet controller.
 func markRolledOut(t *testing.T, ns, name string, ready int32) {
 	t.Helper()
-	eventually(t, func() error {
-		sts := &appsv1.StatefulSet{}
-		if err := get(t, ns, name, sts); err != nil {
-			return err
-		}
-		n := *sts.Spec.Replicas
-		sts.Status = appsv1.StatefulSetStatus{
-			ObservedGeneration: sts.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: ready,
-			AvailableReplicas: ready, CurrentReplicas: n, CurrentRevision: "r1", UpdateRevision: "r1",
-		}
-		return k8s.Status().Update(context.Background(), sts)
-	})
+	apitest.RollOutStatefulSet(t, k8s, timeout, client.ObjectKey{Namespace: ns, Name: name}, ready)
 }
 
 // waitFor waits until the Database's status satisfies ok.

@@ -23,7 +23,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -36,6 +35,7 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/dumpcmd"
 	"github.com/steward-dev/steward/internal/backup/jobs"
+	"github.com/steward-dev/steward/internal/testenv/apitest"
 )
 
 func create(t *testing.T, obj client.Object) {
@@ -60,33 +60,10 @@ func newDatabase(ns, name string) *v1alpha1.Database {
 	}
 }
 
-// markReady sets the Database's StatefulSet status as its controller
-// would once the instance is ready (envtest has no StatefulSet
-// controller), and waits for the Database to be Ready.
+// markReady makes the Database Ready through its StatefulSet.
 func markReady(t *testing.T, ns, name string) {
 	t.Helper()
-	eventually(t, func() error {
-		sts := &appsv1.StatefulSet{}
-		if err := get(ns, name, sts); err != nil {
-			return err
-		}
-		n := *sts.Spec.Replicas
-		sts.Status = appsv1.StatefulSetStatus{
-			ObservedGeneration: sts.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n,
-			AvailableReplicas: n, CurrentReplicas: n, CurrentRevision: "r1", UpdateRevision: "r1",
-		}
-		return k8s.Status().Update(context.Background(), sts)
-	})
-	eventually(t, func() error {
-		db := &v1alpha1.Database{}
-		if err := get(ns, name, db); err != nil {
-			return err
-		}
-		if !meta.IsStatusConditionTrue(db.Status.Conditions, v1alpha1.ConditionReady) {
-			return fmt.Errorf("Database %s is not Ready: %+v", name, db.Status.Conditions)
-		}
-		return nil
-	})
+	apitest.MarkDatabaseReady(t, k8s, timeout, client.ObjectKey{Namespace: ns, Name: name})
 }
 
 func newBackup(ns, name, db string) *v1alpha1.Backup {

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/testenv/apitest"
 )
 
 func createDatabase(t *testing.T, ns, name string) *v1alpha1.Database {
@@ -51,29 +52,10 @@ func createDatabase(t *testing.T, ns, name string) *v1alpha1.Database {
 	return db
 }
 
-// markDatabaseReady plays the StatefulSet controller's part for the
-// Database's instance, and waits for the Database controller to call the
-// Database Ready.
+// markDatabaseReady makes the Database Ready through its StatefulSet.
 func markDatabaseReady(t *testing.T, db *v1alpha1.Database) {
 	t.Helper()
-	eventually(t, func() error {
-		sts := &appsv1.StatefulSet{}
-		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(db), sts); err != nil {
-			return err
-		}
-		n := *sts.Spec.Replicas
-		sts.Status = appsv1.StatefulSetStatus{
-			ObservedGeneration: sts.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n,
-			AvailableReplicas: n, CurrentReplicas: n, CurrentRevision: "r1", UpdateRevision: "r1",
-		}
-		return k8s.Status().Update(context.Background(), sts)
-	})
-	waitFor(t, db, func(d *v1alpha1.Database) error {
-		if !meta.IsStatusConditionTrue(d.Status.Conditions, v1alpha1.ConditionReady) || d.Status.ObservedGeneration != d.Generation {
-			return fmt.Errorf("Database %s is not Ready: %+v", d.Name, d.Status.Conditions)
-		}
-		return nil
-	})
+	apitest.MarkDatabaseReady(t, k8s, timeout, client.ObjectKeyFromObject(db))
 }
 
 func createCache(t *testing.T, ns, name string) *v1alpha1.Cache {

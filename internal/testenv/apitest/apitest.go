@@ -28,7 +28,9 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/client-go/rest"
@@ -36,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
@@ -145,4 +148,47 @@ func Namespace(t testing.TB, c client.Client) string {
 		t.Fatalf("creating namespace: %v", err)
 	}
 	return name
+}
+
+// RollOutStatefulSet plays the StatefulSet controller's part, which an API
+// server alone does not run: every replica of the StatefulSet at key runs
+// the current template (revision r1), and ready of them are ready (all
+// when ready is negative).
+func RollOutStatefulSet(t testing.TB, c client.Client, timeout time.Duration, key client.ObjectKey, ready int32) {
+	t.Helper()
+	Eventually(t, timeout, func() error {
+		sts := &appsv1.StatefulSet{}
+		if err := c.Get(context.Background(), key, sts); err != nil {
+			return err
+		}
+		n := *sts.Spec.Replicas
+		if ready < 0 {
+			ready = n
+		}
+		sts.Status = appsv1.StatefulSetStatus{
+			ObservedGeneration: sts.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: ready,
+			AvailableReplicas: ready, CurrentReplicas: n, CurrentRevision: "r1", UpdateRevision: "r1",
+		}
+		return c.Status().Update(context.Background(), sts)
+	})
+}
+
+// MarkDatabaseReady rolls out the StatefulSet of the Database at key, as
+// its controller would once every instance is ready, and waits until the
+// Database controller calls the Database Ready for its current generation.
+// Writing the Ready condition directly instead would race with that
+// controller's own status write, which puts it back.
+func MarkDatabaseReady(t testing.TB, c client.Client, timeout time.Duration, key client.ObjectKey) {
+	t.Helper()
+	RollOutStatefulSet(t, c, timeout, key, -1)
+	Eventually(t, timeout, func() error {
+		db := &v1alpha1.Database{}
+		if err := c.Get(context.Background(), key, db); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(db.Status.Conditions, v1alpha1.ConditionReady) || db.Status.ObservedGeneration != db.Generation {
+			return fmt.Errorf("Database %s is not Ready: %+v", key.Name, db.Status.Conditions)
+		}
+		return nil
+	})
 }
