@@ -187,7 +187,7 @@ func MarkDatabaseReady(t testing.TB, c client.Client, timeout time.Duration, key
 			return err
 		}
 		if !meta.IsStatusConditionTrue(db.Status.Conditions, v1alpha1.ConditionReady) || db.Status.ObservedGeneration != db.Generation {
-			return fmt.Errorf("Database %s is not Ready: %+v", key.Name, db.Status.Conditions)
+			return fmt.Errorf("the Database %s is not Ready: %+v", key.Name, db.Status.Conditions)
 		}
 		return nil
 	})
