@@ -70,6 +70,9 @@ type config struct {
 	// PeerConcurrency workers.
 	Peer            bool
 	PeerConcurrency int
+	// FreshRounds deletes each bulk round's namespaces, and waits until
+	// they are gone, before the next round starts.
+	FreshRounds bool
 	// OperatorLogLevel is Steward's --log-level: 1 logs each reconcile,
 	// for explaining a slow measure from steward.log.
 	OperatorLogLevel int
@@ -181,6 +184,7 @@ func main() {
 	flag.Var(&cfg.ConfigMaxConcurrent, "config-max-concurrent", "The AppConfig's spec.rollout.maxConcurrent, comma-separated: the config changes are timed at each.")
 	flag.BoolVar(&cfg.Peer, "peer", true, "Before Steward starts, run the peer operator (test/bench/peer: Create/Update, a status update every reconcile, a cluster-wide cache) through the same bulk rounds and idle window, and report it beside Steward (WebApp with the convergence measure only).")
 	flag.IntVar(&cfg.PeerConcurrency, "peer-concurrency", 10, "The peer's concurrent reconciles: Steward's --webapp-concurrency by default (the tutorials keep controller-runtime's 1).")
+	flag.BoolVar(&cfg.FreshRounds, "fresh-rounds", false, "Delete each convergence round's namespaces, and wait until they are gone, before the next round: every round then starts with the same cluster. The API server's ClusterIP allocation costs more the more Services exist, which at -n 10000 makes the second round of a pair much slower than the first.")
 	flag.IntVar(&cfg.OperatorLogLevel, "operator-log-level", 0, "Steward's --log-level (1 for debug); its log is kept beside the results as steward.log.")
 	flag.StringVar(&cfg.Out, "out", filepath.Join(root, "bin", "bench", "results.json"), "Where to write the JSON results.")
 	flag.Parse()
@@ -450,6 +454,11 @@ func (b *bench) measureConvergence(ctx context.Context, res *results) error {
 				}
 				res.Convergence.RawSeconds = append(res.Convergence.RawSeconds, last.Sub(start).Seconds())
 				b.logf("Round %d: plain client created %d %ss' children, all ready in %.1fs", r+1, b.cfg.N, b.sc.Kind(), last.Sub(start).Seconds())
+				if b.cfg.FreshRounds {
+					if err := b.deleteNamespaces(ctx, "the plain client's", nss); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 			br, err := b.operatorRound(ctx, b.operator, nss)
@@ -473,6 +482,14 @@ func (b *bench) measureConvergence(ctx context.Context, res *results) error {
 				return err
 			}
 			res.addFirstConvergence(after.minus(before), b.cfg.N)
+			// The change latency edits a WebApp of a round that is kept:
+			// with -fresh-rounds, only the last.
+			if b.cfg.FreshRounds && r < b.cfg.Rounds-1 {
+				if err := b.deleteNamespaces(ctx, "Steward's", nss); err != nil {
+					return err
+				}
+				continue
+			}
 			if b.firstApp == (client.ObjectKey{}) {
 				b.firstApp = keys[0]
 			}

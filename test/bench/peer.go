@@ -341,7 +341,7 @@ func (b *bench) measurePeer(ctx context.Context, cluster *localcluster.Cluster, 
 	if err := p.stop(30 * time.Second); err != nil {
 		return err
 	}
-	return b.deleteNamespaces(ctx, all)
+	return b.deleteNamespaces(ctx, "the peer's", all)
 }
 
 // peerRawRound times the plain client's round r of the peer's phase and
@@ -366,16 +366,18 @@ func (b *bench) peerRawRound(ctx context.Context, r int, pr *peerResults, all *[
 	return nil
 }
 
-// deleteNamespaces deletes nss and waits until they are gone, so that
-// Steward, started next, finds none of the peer's WebApps.
-func (b *bench) deleteNamespaces(ctx context.Context, nss []string) error {
+// deleteNamespaces deletes nss (whose namespaces they are, for the log),
+// and waits until they are gone, so that what runs next (Steward after the peer, or
+// a round with -fresh-rounds) finds none of their objects.
+func (b *bench) deleteNamespaces(ctx context.Context, whose string, nss []string) error {
 	start := time.Now()
 	for _, ns := range nss {
 		if err := b.c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting namespace %s: %w", ns, err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Minute)
+	limit := max(10*time.Minute, bulkTimeout(b.cfg.N))
+	deadline := time.Now().Add(limit)
 	for {
 		left := 0
 		for _, ns := range nss {
@@ -389,19 +391,19 @@ func (b *bench) deleteNamespaces(ctx context.Context, nss []string) error {
 			}
 		}
 		if left == 0 {
-			b.logf("The peer's %d namespaces were deleted in %.1fs", len(nss), time.Since(start).Seconds())
+			b.logf("Deleted %s %d namespaces in %.1fs", whose, len(nss), time.Since(start).Seconds())
 			return nil
 		}
 		if time.Now().After(deadline) {
-			// Steward must not start while the peer's WebApps remain.
+			// Nothing may start while their WebApps remain.
 			var apps v1alpha1.WebAppList
 			if err := b.c.List(ctx, &apps); err != nil {
 				return err
 			}
 			if len(apps.Items) > 0 {
-				return fmt.Errorf("%d of the peer's namespaces and %d WebApps still exist after 10 minutes", left, len(apps.Items))
+				return fmt.Errorf("%d of %s namespaces and %d WebApps still exist after %v", left, whose, len(apps.Items), limit)
 			}
-			b.logf("%d of the peer's namespaces are still being deleted after 10 minutes; no WebApps remain", left)
+			b.logf("%d of %s namespaces are still being deleted after %v; no WebApps remain", left, whose, limit)
 			return nil
 		}
 		select {
