@@ -83,6 +83,9 @@ const (
 	EventSwitchedOver = "SwitchedOver"
 	// EventSwitchoverRefused: the requested switchover cannot be done.
 	EventSwitchoverRefused = "SwitchoverRefused"
+	// EventSwitchoverWaiting: a switchover to "any" waits, up to a minute,
+	// for a replica that runs and answers.
+	EventSwitchoverWaiting = "SwitchoverWaiting"
 	// EventSwitchoverRetargeted: the replica a switchover to "any" chose
 	// missed the stopped primary's last writes; another replica that has
 	// them is promoted instead.

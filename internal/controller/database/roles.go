@@ -65,6 +65,9 @@ type memory struct {
 	// that a reconcile on a cache that does not show it yet announces it
 	// once.
 	grownTo string
+	// anyWaitingSince is when a switchover to "any" began to wait for a
+	// replica that runs and answers.
+	anyWaitingSince time.Time
 }
 
 func (r *Reconciler) memoryOf(uid types.UID) *memory {
@@ -407,6 +410,16 @@ func (r *Reconciler) replacePrimary(ctx context.Context, db *v1alpha1.Database, 
 func (r *Reconciler) startSwitchover(ctx context.Context, db *v1alpha1.Database, v view, token string, rs roleState) (roleState, error) {
 	want := db.Annotations[v1alpha1.AnnotationSwitchoverTo]
 	c, refusal := switchoverTarget(v, want)
+	if wait, began := r.anyWaits(db, want, refusal); wait > 0 {
+		// Replicas that are restarting, or whose reports did not answer
+		// in this look, are not a reason to refuse "any replica".
+		if began {
+			r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, v1alpha1.EventSwitchoverWaiting, "Switchover",
+				"Switchover to any waits, at most %v: %s", switchoverAnyWait, refusal)
+		}
+		rs.requeue = min(wait, 2*time.Second)
+		return rs, nil
+	}
 	if refusal != "" {
 		r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, v1alpha1.EventSwitchoverRefused, "Switchover",
 			"Switchover to %s refused: %s", want, refusal)
@@ -414,6 +427,33 @@ func (r *Reconciler) startSwitchover(ctx context.Context, db *v1alpha1.Database,
 	}
 	return r.beginChange(ctx, db, v, token, rs, v1alpha1.RoleChangeSwitchover, c.name,
 		"requested with the "+v1alpha1.AnnotationSwitchoverTo+" annotation")
+}
+
+// switchoverAnyWait is how long a switchover to "any" waits for a replica
+// that runs and answers before it is refused.
+const switchoverAnyWait = time.Minute
+
+// anyWaits returns how much longer a switchover to "any" that refusal
+// stops waits before it is refused, or 0: a named target, no refusal, or
+// the wait is over; and whether the wait began with this look.
+func (r *Reconciler) anyWaits(db *v1alpha1.Database, want, refusal string) (time.Duration, bool) {
+	mem := r.memoryOf(db.UID)
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	if refusal == "" || (want != "any" && want != "") {
+		mem.anyWaitingSince = time.Time{}
+		return 0, false
+	}
+	began := mem.anyWaitingSince.IsZero()
+	if began {
+		mem.anyWaitingSince = time.Now()
+	}
+	left := switchoverAnyWait - time.Since(mem.anyWaitingSince)
+	if left <= 0 {
+		mem.anyWaitingSince = time.Time{}
+		return 0, false
+	}
+	return left, began
 }
 
 // beginChange starts a role change from the primary to the instance to,

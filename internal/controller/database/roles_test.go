@@ -293,6 +293,51 @@ func TestSwitchoverMovesToTheReplicaThatHasItAll(t *testing.T) {
 	})
 }
 
+// TestSwitchoverToAnyWaitsForAReplica: asked while no replica runs (they
+// restart, or their reports did not answer), a switchover to "any" waits
+// instead of being refused, and goes on once a replica runs.
+func TestSwitchoverToAnyWaitsForAReplica(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "db", func(db *v1alpha1.Database) { db.Spec.Replicas = new(int32(2)) }))
+	fakes.set(ns, "db-0", func(in *fakeInstance) {
+		in.report.Role, in.report.Ready, in.report.Position = engine.RolePrimary, true, 1000
+	})
+	fakes.set(ns, "db-1", func(in *fakeInstance) {
+		in.report.Role, in.report.Ready, in.report.Position, in.promotes = engine.RoleReplica, true, 1000, true
+	})
+	fakeInstancePod(t, ns, "db", "db-0")
+	fakeInstancePod(t, ns, "db", "db-1")
+	markRolledOut(t, ns, "db", 2)
+	waitFor(t, ns, "db", "both instances reported ready", func(db *v1alpha1.Database) bool {
+		return len(db.Status.Instances) == 2 && db.Status.Instances[0].Role == "primary" && db.Status.Instances[1].Ready
+	})
+	// The replica restarts.
+	fakes.set(ns, "db-1", func(in *fakeInstance) { in.report.Phase, in.report.Ready = instance.PhaseStarting, false })
+	update(t, ns, "db", func(db *v1alpha1.Database) {
+		db.Annotations = map[string]string{v1alpha1.AnnotationSwitchoverTo: "any"}
+	})
+	expectEvent(t, ns, "db", v1alpha1.EventSwitchoverWaiting)
+	db := &v1alpha1.Database{}
+	if err := get(t, ns, "db", db); err != nil || db.Annotations[v1alpha1.AnnotationSwitchoverTo] != "any" || db.Status.Primary != "db-0" {
+		t.Fatalf("while waiting: annotations %v, primary %s (%v); want the request kept and db-0 the primary", db.Annotations, db.Status.Primary, err)
+	}
+	// It runs again: the switchover goes on, and the primary stops.
+	fakes.set(ns, "db-1", func(in *fakeInstance) { in.report.Phase, in.report.Ready = instance.PhaseRunning, true })
+	waitFor(t, ns, "db", "the switchover to db-1 under way", func(db *v1alpha1.Database) bool {
+		return db.Status.RoleChange != nil && db.Status.RoleChange.To == "db-1"
+	})
+	fakes.set(ns, "db-0", func(in *fakeInstance) {
+		in.report.Phase, in.report.Ready, in.report.StoppedPosition = instance.PhaseStopped, false, 1000
+	})
+	db = waitFor(t, ns, "db", "db-1 the primary", func(db *v1alpha1.Database) bool {
+		return db.Status.Primary == "db-1" && db.Status.RoleChange == nil && db.Status.LastRoleChange != nil
+	})
+	if c := db.Status.LastRoleChange; c.Type != v1alpha1.RoleChangeSwitchover || c.From != "db-0" {
+		t.Errorf("lastRoleChange = %+v; want a switchover from db-0", c)
+	}
+	expectEvent(t, ns, "db", v1alpha1.EventSwitchedOver)
+}
+
 // labelledRoles says which pod does not carry its role label.
 func labelledRoles(t *testing.T, ns string, roles map[string]string) error {
 	t.Helper()
