@@ -73,8 +73,8 @@ type config struct {
 	// FreshRounds deletes each bulk round's namespaces, and waits until
 	// they are gone, before the next round starts.
 	FreshRounds bool
-	// OperatorLogLevel is Steward's --log-level: 1 logs each reconcile,
-	// for explaining a slow measure from steward.log.
+	// OperatorLogLevel is Steward's --log-level: 1 or more adds its debug
+	// lines to steward.log, for explaining a slow measure.
 	OperatorLogLevel int
 }
 
@@ -184,7 +184,7 @@ func main() {
 	flag.Var(&cfg.ConfigMaxConcurrent, "config-max-concurrent", "The AppConfig's spec.rollout.maxConcurrent, comma-separated: the config changes are timed at each.")
 	flag.BoolVar(&cfg.Peer, "peer", true, "Before Steward starts, run the peer operator (test/bench/peer: Create/Update, a status update every reconcile, a cluster-wide cache) through the same bulk rounds and idle window, and report it beside Steward (WebApp with the convergence measure only).")
 	flag.IntVar(&cfg.PeerConcurrency, "peer-concurrency", 10, "The peer's concurrent reconciles: Steward's --webapp-concurrency by default (the tutorials keep controller-runtime's 1).")
-	flag.BoolVar(&cfg.FreshRounds, "fresh-rounds", false, "Delete each convergence round's namespaces, and wait until they are gone, before the next round: every round then starts with the same cluster. The API server's ClusterIP allocation costs more the more Services exist, which at -n 10000 makes the second round of a pair much slower than the first.")
+	flag.BoolVar(&cfg.FreshRounds, "fresh-rounds", false, "Delete the namespaces of each of Steward's and the plain client's convergence rounds (not the peer's), and wait until they are gone, before the next round: every round then starts with the same cluster. The API server's ClusterIP allocation costs more the more Services exist, which at -n 10000 makes the second round of a pair much slower than the first.")
 	flag.IntVar(&cfg.OperatorLogLevel, "operator-log-level", 0, "Steward's --log-level (1 for debug); its log is kept beside the results as steward.log.")
 	flag.StringVar(&cfg.Out, "out", filepath.Join(root, "bin", "bench", "results.json"), "Where to write the JSON results.")
 	flag.Parse()

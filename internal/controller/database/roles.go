@@ -440,7 +440,7 @@ func (r *Reconciler) anyWaits(db *v1alpha1.Database, want, refusal string) (time
 	mem := r.memoryOf(db.UID)
 	mem.mu.Lock()
 	defer mem.mu.Unlock()
-	if refusal == "" || (want != "any" && want != "") {
+	if refusal == "" || want != "any" {
 		mem.anyWaitingSince = time.Time{}
 		return 0, false
 	}
@@ -556,8 +556,8 @@ func (r *Reconciler) retarget(ctx context.Context, db *v1alpha1.Database, to mem
 	change := db.Status.RoleChange.DeepCopy()
 	missed := change.To
 	change.To, change.Term = to.name, change.Term+1
-	change.Reason += fmt.Sprintf("; moved to %s, which has the stopped primary's history up to %d, which %s had not received",
-		to.name, stopped, missed)
+	change.Reason += fmt.Sprintf("; moved to %s: %s had not received the stopped primary's history up to %d",
+		to.name, missed, stopped)
 	next := db.Status.DeepCopy()
 	next.Term, next.RoleChange = change.Term, change
 	if err := status.Write(ctx, r.Client, db, &db.Status, *next, client.MergeFromWithOptimisticLock{}); err != nil {
