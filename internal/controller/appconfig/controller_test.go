@@ -100,9 +100,56 @@ func settled(t *testing.T, ns string) *v1alpha1.AppConfig {
 				return fmt.Errorf("consumer %s is %s", cons.Name, cons.State)
 			}
 		}
-		return nil
+		return allListed(ns, ac)
 	})
 	return ac
+}
+
+// allListed says which consumer of the AppConfig in the namespace its
+// status does not list yet: a status written before the operator saw a
+// consumer is true for that moment, but not settled.
+func allListed(ns string, ac *v1alpha1.AppConfig) error {
+	listed := map[string]bool{}
+	for _, c := range ac.Status.Consumers {
+		listed[c.Kind+"/"+c.Name] = true
+	}
+	var want []string
+	webApps := &v1alpha1.WebAppList{}
+	if err := k8s.List(context.Background(), webApps, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	for _, w := range webApps.Items {
+		if slices.ContainsFunc(w.Spec.Config, func(u v1alpha1.ConfigUse) bool { return u.AppConfig == ac.Name }) {
+			want = append(want, v1alpha1.ConsumerKindWebApp+"/"+w.Name)
+		}
+	}
+	optedIn := func(o metav1.Object) bool {
+		return slices.Contains(strings.Split(o.GetAnnotations()[v1alpha1.AnnotationAppConfigConsumer], ","), ac.Name)
+	}
+	deployments := &appsv1.DeploymentList{}
+	if err := k8s.List(context.Background(), deployments, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	for _, d := range deployments.Items {
+		if optedIn(&d) {
+			want = append(want, v1alpha1.ConsumerKindDeployment+"/"+d.Name)
+		}
+	}
+	sets := &appsv1.StatefulSetList{}
+	if err := k8s.List(context.Background(), sets, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	for _, s := range sets.Items {
+		if optedIn(&s) {
+			want = append(want, v1alpha1.ConsumerKindStatefulSet+"/"+s.Name)
+		}
+	}
+	for _, w := range want {
+		if !listed[w] {
+			return fmt.Errorf("consumer %s is not listed yet", w)
+		}
+	}
+	return nil
 }
 
 func deployment(t *testing.T, ns, name string) *appsv1.Deployment {
