@@ -33,6 +33,7 @@ import (
 
 	"github.com/steward-dev/steward/internal/instance"
 	"github.com/steward-dev/steward/internal/manager"
+	"github.com/steward-dev/steward/internal/memlimit"
 )
 
 func main() {
@@ -118,7 +119,11 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	log.Info("Starting", "leaderElection", opts.LeaderElection, "qps", opts.QPS, "webappConcurrency", opts.WebAppConcurrency, "webhookPort", opts.Webhook.Port)
+	// Before the caches fill: a container's live heap above half its
+	// memory limit is otherwise killed for garbage not yet collected.
+	mem := memlimit.Set()
+	log.Info("Starting", "leaderElection", opts.LeaderElection, "qps", opts.QPS, "webappConcurrency", opts.WebAppConcurrency,
+		"webhookPort", opts.Webhook.Port, "softMemoryLimit", mem.String())
 	if err := manager.Run(ctrl.SetupSignalHandler(), cfg, opts); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}

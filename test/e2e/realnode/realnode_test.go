@@ -31,7 +31,10 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/steward-dev/steward/internal/build/images"
+	"github.com/steward-dev/steward/internal/memlimit"
 	"github.com/steward-dev/steward/internal/testenv/devenv"
 	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
@@ -222,6 +225,20 @@ func TestOperatorFromItsImage(t *testing.T) {
 			nodes[fields[2]] = true
 		}
 	}
+	// The Go runtime keeps under its container's memory limit: each
+	// replica read the limit from its cgroup and set a soft limit below.
+	for _, p := range pods {
+		name, _, _ := strings.Cut(p, "=")
+		limit, err := resource.ParseQuantity(kubectl(t, ns, "get", "pod", name,
+			"-o", `jsonpath={.spec.containers[?(@.name=="manager")].resources.limits.memory}`))
+		if err != nil {
+			t.Fatalf("operator pod %s's memory limit: %v", name, err)
+		}
+		want := fmt.Sprintf("%d bytes, 90%% of the cgroup memory limit %d in ", int64(float64(limit.Value())*memlimit.Share), limit.Value())
+		if logs := kubectl(t, ns, "logs", name, "-c", "manager"); !strings.Contains(logs, want) {
+			t.Errorf("operator pod %s did not log its soft memory limit %q; its first lines:\n%s", name, want, firstLines(logs, 5))
+		}
+	}
 	holder := kubectl(t, ns, "get", "lease", "steward.steward.dev", "-o", "jsonpath={.spec.holderIdentity}")
 	if !strings.Contains(strings.Join(pods, " "), strings.Split(holder, "_")[0]+"=") {
 		t.Errorf("the lease is held by %q, not by one of the operator's pods %v", holder, pods)
@@ -361,4 +378,10 @@ func processUIDs(n *localcluster.Node, prefix string) ([]int, error) {
 		}
 	}
 	return uids, nil
+}
+
+// firstLines returns the first n lines of s.
+func firstLines(s string, n int) string {
+	lines := strings.SplitAfterN(s, "\n", n+1)
+	return strings.Join(lines[:min(n, len(lines))], "")
 }
