@@ -81,7 +81,8 @@ func newPhaseCollector(plural, kind string, phases []string, count PhaseCounter)
 func RegisterListPhases(reader client.Reader, newList func() client.ObjectList, plural, kind string, phases []string, phaseOf func(client.Object) string) error {
 	err := registerReplacing(newPhaseCollector(plural, kind, phases, func(ctx context.Context) (map[string]int, error) {
 		list := newList()
-		if err := reader.List(ctx, list); err != nil {
+		// Read-only: the cache's objects are not copied at every scrape.
+		if err := reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, err
 		}
 		counts := map[string]int{}
