@@ -278,6 +278,10 @@ type disruption struct {
 	// settled says what else is not yet as the disruption leaves it,
 	// beyond a new primary and a Ready Database, or nil; it may be nil.
 	settled func(t *testing.T, db haDatabase) error
+	// refused, if not nil, says why the operator turned the disruption
+	// down for good since from (Unix ms), or nil: the round then fails at
+	// once instead of waiting out its timeout.
+	refused func(t *testing.T, db haDatabase, from int64) error
 }
 
 // failoverDisruptions are the disruptions, each done n times but the
@@ -295,12 +299,37 @@ func failoverDisruptions(n int) []disruption {
 				return fmt.Errorf("the annotation %s=%s is still there", switchoverAnnotation, v)
 			}
 			return nil
-		}},
+		}, refused: switchoverRefused},
 		{kind: kindRestart, rounds: 1, timeout: 8 * time.Minute, do: func(t *testing.T, _ string) {
 			kubectl(t, "patch", "database", ha.db, "--type=merge", "-p",
 				fmt.Sprintf(`{"spec":{"parameters":{%q:%q}}}`, ha.restartParameter, ha.restartValue))
 		}, settled: restartParameterEverywhere},
 	}
+}
+
+// switchoverRefused returns the operator's refusal of a switchover asked
+// since from (Unix ms): a SwitchoverRefused event of the Database seen at
+// or after that second, once the operator has taken the annotation away.
+func switchoverRefused(t *testing.T, db haDatabase, from int64) error {
+	if _, asked := db.Metadata.Annotations[switchoverAnnotation]; asked {
+		return nil
+	}
+	out, err := devenv.Kubectl(t.Context(), cluster, nil, "get", "events",
+		"--field-selector", "involvedObject.kind=Database,involvedObject.name="+ha.db+",reason=SwitchoverRefused",
+		"-o", `jsonpath={range .items[*]}{.eventTime} {.series.lastObservedTime} {.lastTimestamp}|{.message}{"\n"}{end}`)
+	if err != nil {
+		return nil // the round's own wait decides
+	}
+	since := time.UnixMilli(from).Truncate(time.Second)
+	for line := range strings.Lines(out) {
+		times, message, _ := strings.Cut(strings.TrimSpace(line), "|")
+		for _, f := range strings.Fields(times) {
+			if at, err := time.Parse(time.RFC3339Nano, f); err == nil && !at.Before(since) {
+				return fmt.Errorf("the operator refused the switchover at %s: %s", at.Format(time.RFC3339), message)
+			}
+		}
+	}
+	return nil
 }
 
 // killServer sends SIGKILL to the PostgreSQL server of a pod, found by its
@@ -369,6 +398,11 @@ func runRound(t *testing.T, p *writeProbe, d disruption, n int) round {
 	var db haDatabase
 	eventually(t, d.timeout, fmt.Sprintf("%s round %d: a new primary in place of %s, the Database Ready", d.kind, n, old), func() error {
 		db = getHA(t)
+		if d.refused != nil && db.Status.Primary == old {
+			if err := d.refused(t, db, r.from); err != nil {
+				t.Fatalf("%s round %d: %v", d.kind, n, err)
+			}
+		}
 		if err := failedOver(t, db, old); err != nil {
 			return err
 		}
