@@ -150,9 +150,13 @@ type Failover interface {
 	// StoppedPosition is the Position at which the cleanly stopped server
 	// of cfg.DataDir ended.
 	StoppedPosition(ctx context.Context, cfg Config) (int64, error)
-	// Promote makes a running replica the primary and returns once it
-	// accepts writes.
-	Promote(ctx context.Context, s Server) error
+	// Promote makes a running replica the primary of the role change
+	// numbered term and returns once it accepts writes. An engine that
+	// numbers the histories its promotions start (PostgreSQL's timelines)
+	// numbers the new one at least term: terms are never reused, so two
+	// promotions never start histories of the same number, even when the
+	// new primary never heard of the other's.
+	Promote(ctx context.Context, s Server, term int64) error
 	// PrimaryTracksReplicas reports whether a primary's Status.Streaming
 	// drops a replica lost without a word (its node gone, the network
 	// cut) within seconds. Where it does not, the instance manager asks

@@ -85,7 +85,7 @@ func (e *GTIDEngine) StoppedPosition(_ context.Context, cfg engine.Config) (int6
 // Promote makes a running replica the primary: it stops receiving, applies
 // everything it received, forgets its primary (RESET SLAVE ALL) and turns
 // read_only off.
-func (e *GTIDEngine) Promote(ctx context.Context, s engine.Server) error {
+func (e *GTIDEngine) Promote(ctx context.Context, s engine.Server, _ int64) error {
 	srv, ok := s.(*Server)
 	if !ok {
 		return fmt.Errorf("not a %s server", e.f.name)

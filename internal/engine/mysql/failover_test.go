@@ -106,7 +106,7 @@ func TestSwitchoverAndRejoinByGTID(t *testing.T) {
 	if pos, err := e.StoppedPosition(ctx, a); err != nil || pos != ended {
 		t.Fatalf("StoppedPosition = %d, %v; want %d", pos, err, ended)
 	}
-	if err := e.Promote(ctx, sb); err != nil {
+	if err := e.Promote(ctx, sb, 2); err != nil {
 		t.Fatalf("Promote: %v", err)
 	}
 	if st := sb.Status(ctx); st.Role != engine.RolePrimary || !st.Ready {
@@ -161,7 +161,7 @@ func TestSwitchoverAndRejoinByGTID(t *testing.T) {
 		t.Fatal(err)
 	}
 	sa = startServer(ctx, t, e.Engine, a) // a replica of a primary that is gone
-	if err := e.Promote(ctx, sa); err != nil {
+	if err := e.Promote(ctx, sa, 3); err != nil {
 		t.Fatalf("Promote without the primary: %v", err)
 	}
 	a.PrimaryHost, a.PrimaryPort = "", 0

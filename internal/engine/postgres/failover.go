@@ -141,7 +141,7 @@ func ParseLSN(s string) (int64, error) {
 
 // Promote ends recovery on a running replica (pg_promote, waiting up to a
 // minute) and from then on reports it as a primary.
-func (e *Engine) Promote(ctx context.Context, srv engine.Server) error {
+func (e *Engine) Promote(ctx context.Context, srv engine.Server, term int64) error {
 	s, ok := srv.(*server)
 	if !ok {
 		return fmt.Errorf("promote: not a PostgreSQL server: %T", srv)
@@ -151,6 +151,13 @@ func (e *Engine) Promote(ctx context.Context, srv engine.Server) error {
 		return fmt.Errorf("promote: %w", err)
 	}
 	defer func() { _ = c.Close(context.Background()) }()
+	var current int64
+	if err := c.QueryRow(ctx, "SELECT timeline_id FROM pg_control_checkpoint()").Scan(&current); err != nil {
+		return fmt.Errorf("promote: reading the timeline: %w", err)
+	}
+	if err := reserveTimelines(s.cfg, current, term); err != nil {
+		return fmt.Errorf("promote: %w", err)
+	}
 	var done bool
 	if err := c.QueryRow(ctx, "SELECT pg_promote(true, 60)").Scan(&done); err != nil {
 		return fmt.Errorf("promote: %w", err)
@@ -168,6 +175,73 @@ func (e *Engine) Promote(ctx context.Context, srv engine.Server) error {
 	return nil
 }
 
+// reserveTimelines makes a promotion start timeline term or later. A
+// promotion starts the timeline after the newest whose history file it
+// finds in pg_wal, probing upwards from its own; a standby learns of
+// another server's newer timeline only while it streams from that server.
+// After a failover of a failover (its primary promoted, fenced before this
+// standby heard of the new timeline, then lost), the standby would start a
+// timeline of the same number as the lost primary's, with another history:
+// the replicas that had followed the lost primary then wait forever for WAL
+// of "their" timeline, and pg_rewind, seeing one timeline number on both
+// sides, finds nothing to wind back. Terms never repeat, so each missing
+// history file from after current up to term-1 is written as a placeholder
+// (a comment, no history): the promotion then starts timeline term. The
+// placeholders are not marked ready for archiving.
+func reserveTimelines(cfg engine.Config, current, term int64) error {
+	wal := filepath.Join(cfg.DataDir, "pg_wal")
+	wrote := false
+	for tli := current + 1; tli < term; tli++ {
+		path := filepath.Join(wal, fmt.Sprintf("%08X.history", tli))
+		if _, err := os.Stat(path); err == nil {
+			continue
+		}
+		note := fmt.Sprintf("# Timeline %d is reserved: its number belongs to an earlier role change\n"+
+			"# (term %d), which this server did not follow. It has no WAL here.\n", tli, tli)
+		if err := writeFileSync(path, []byte(note), 0o600); err != nil {
+			return fmt.Errorf("reserving timeline %d: %w", tli, err)
+		}
+		if err := chown(cfg, path); err != nil {
+			return fmt.Errorf("reserving timeline %d: %w", tli, err)
+		}
+		wrote = true
+	}
+	if !wrote {
+		return nil
+	}
+	return syncDir(wal)
+}
+
 // PrimaryTracksReplicas is true: with wal_sender_timeout (3 s) a primary
 // drops a replica that stopped answering from pg_stat_replication.
 func (e *Engine) PrimaryTracksReplicas() bool { return true }
+
+// writeFileSync writes a new file and flushes it to disk.
+func writeFileSync(path string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// syncDir flushes a directory's entries to disk.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -461,3 +461,61 @@ func TestPrimaryStandbyReload(t *testing.T) {
 	})
 	p.checkNoPasswords(t)
 }
+
+// TestPromotionStartsTheTermsTimeline promotes a standby that knows only
+// timeline 1 in term 5: it starts timeline 5, not 2, which another server
+// may already have started in a term the standby never followed.
+func TestPromotionStartsTheTermsTimeline(t *testing.T) {
+	p := newFixture(t)
+	ctx := context.Background()
+	p.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB})
+	p.initPrimary(t)
+	ps := p.start(t)
+	if err := ps.EnsureUsers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := newFixture(t)
+	r.cfg.Superuser, r.cfg.Owner, r.cfg.Replication = p.cfg.Superuser, p.cfg.Owner, p.cfg.Replication
+	r.cfg.PrimaryHost, r.cfg.PrimaryPort, r.cfg.ServerID = "127.0.0.1", p.cfg.Port, 2
+	r.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB})
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := r.e.InitReplica(cctx, r.cfg); err != nil {
+		t.Fatal(err)
+	}
+	rs := r.start(t)
+	eventually(t, 30*time.Second, func() string {
+		if st := rs.Status(ctx); st.Role != engine.RoleReplica || !st.Ready {
+			return fmt.Sprintf("standby status %+v, want a ready replica", st)
+		}
+		return ""
+	})
+	if err := r.e.Promote(ctx, rs, 5); err != nil {
+		t.Fatal(err)
+	}
+	c := mustConnect(t, r.cfg, r.cfg.Superuser, "postgres")
+	var tli string
+	if err := c.QueryRow(ctx, "SELECT substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)").Scan(&tli); err != nil {
+		t.Fatal(err)
+	}
+	if tli != "00000005" {
+		t.Errorf("the promoted server writes timeline %s, want 00000005", tli)
+	}
+	// The new timeline's history is PostgreSQL's own: it forks from 1.
+	history, err := os.ReadFile(filepath.Join(r.cfg.DataDir, "pg_wal", "00000005.history"))
+	if err != nil || !strings.HasPrefix(string(history), "1\t") {
+		t.Errorf("00000005.history = %q, %v; want the switch from timeline 1", history, err)
+	}
+	for _, tli := range []string{"00000002", "00000003", "00000004"} {
+		b, err := os.ReadFile(filepath.Join(r.cfg.DataDir, "pg_wal", tli+".history"))
+		if err != nil || !strings.HasPrefix(string(b), "# Timeline") {
+			t.Errorf("%s.history = %q, %v; want a reservation", tli, b, err)
+		}
+		if _, err := os.Stat(filepath.Join(r.cfg.DataDir, "pg_wal", "archive_status", tli+".history.ready")); err == nil {
+			t.Errorf("the reservation of timeline %s is marked for archiving", tli)
+		}
+	}
+	if _, err := c.Exec(ctx, "CREATE TABLE after_promotion (id int)"); err != nil {
+		t.Errorf("the promoted server takes no writes: %v", err)
+	}
+}
