@@ -48,9 +48,6 @@ type manager struct {
 	stoppedPos int64
 	exited     bool  // the server exited on its own and was not restarted
 	exits      int64 // how often the server exited on its own
-	// leftPrimary: a replica stopped to follow another primary. What it
-	// received from the one it leaves may be history the new one lacks.
-	leftPrimary bool
 	// noSpace is the space that was available when the server could not
 	// start on a full volume; the start is tried again once more is.
 	noSpace *int64
@@ -243,9 +240,6 @@ func (m *manager) step(ctx context.Context) error {
 			m.recordStoppedPosition(ctx)
 			return nil
 		}
-		m.mu.Lock()
-		m.leftPrimary = true
-		m.mu.Unlock()
 	case !fresh:
 		return nil // stopped or fenced: wait for the operator's next word
 	}
@@ -318,14 +312,11 @@ func (m *manager) startAs(ctx context.Context, a Assignment, want engine.Role) e
 // needsRewind: a replica that ran before the newest role change may hold
 // history the new primary does not (it replicated from a primary that
 // wrote on after it); it winds back too, which is a no-op when it is
-// behind. So does a replica that leaves one primary for another: after a
-// failover of a failover, it may have followed a primary that the new one
-// never heard from, and would otherwise wait forever for WAL the new one
-// does not have.
+// behind.
 func (m *manager) needsRewind() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.exited || m.leftPrimary
+	return m.exited
 }
 
 // rejoin winds a former primary back to follow the new one; when that
@@ -396,7 +387,7 @@ func (m *manager) startServer(ctx context.Context, cfg engine.Config, role engin
 		m.log.Info("users ensured", "owner", cfg.Owner.Username, "replication", cfg.Replication.Username, "database", cfg.Database)
 	}
 	m.mu.Lock()
-	m.srv, m.role, m.host, m.exited, m.leftPrimary, m.stoppedPos = srv, role, cfg.PrimaryHost, false, false, 0
+	m.srv, m.role, m.host, m.exited, m.stoppedPos = srv, role, cfg.PrimaryHost, false, 0
 	m.mu.Unlock()
 	m.set(PhaseRunning, string(role))
 	m.log.Info("server running", "role", string(role))

@@ -104,14 +104,15 @@ func (p nodePlacement) prepare(probe *writeProbe) func(t *testing.T) {
 	return func(t *testing.T) {
 		t.Helper()
 		moveLeaderOff(t, p.lone.Name)
-		old := getHA(t).Status.Primary
+		before := getHA(t).Status
+		old := before.Primary
 		if old == p.pod {
 			return
 		}
 		kubectl(t, "annotate", "database/"+ha.db, switchoverAnnotation+"="+p.pod, "--overwrite")
 		eventually(t, 3*time.Minute, "a switchover to "+p.pod+" before the node disruption", func() error {
 			db := getHA(t)
-			if err := failedOver(t, db, old); err != nil {
+			if err := failedOver(t, db, old, before.Term); err != nil {
 				return err
 			}
 			if db.Status.Primary != p.pod {
