@@ -181,10 +181,11 @@ func (e *Engine) Promote(ctx context.Context, srv engine.Server, term int64) err
 // another server's newer timeline only while it streams from that server.
 // After a failover of a failover (its primary promoted, fenced before this
 // standby heard of the new timeline, then lost), the standby would start a
-// timeline of the same number as the lost primary's, with another history:
-// the replicas that had followed the lost primary then wait forever for WAL
-// of "their" timeline, and pg_rewind, seeing one timeline number on both
-// sides, finds nothing to wind back. Terms never repeat, so each missing
+// timeline of the same number as the lost primary's, with another history,
+// and pg_rewind, seeing one timeline number on both sides, could not wind
+// the lost primary back to where they diverged. (A running replica that
+// had followed the lost primary past that point still cannot follow; that
+// is not this function's to mend.) Terms never repeat, so each missing
 // history file from after current up to term-1 is written as a placeholder
 // (a comment, no history): the promotion then starts timeline term. The
 // placeholders are not marked ready for archiving.
