@@ -562,3 +562,9 @@ func (n *Node) criReady(ctx context.Context) error {
 	defer cancel()
 	return conn.Invoke(ctx, "/runtime.v1.RuntimeService/Version", &emptypb.Empty{}, &emptypb.Empty{})
 }
+
+// LogPath is the file the node's component ("containerd", "kubelet" or
+// "kube-proxy") writes its output to.
+func (n *Node) LogPath(component string) string {
+	return filepath.Join(n.cluster.dir, "logs", n.Name+"-"+component+".log")
+}

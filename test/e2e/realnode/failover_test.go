@@ -889,6 +889,9 @@ func dumpFailoverDiagnostics(t *testing.T, c *client) {
 		}
 		t.Logf("%s:\n%s", what, out)
 	}
+	// First what keeps pods from being Ready: the start of a long report
+	// is what survives a shortened copy of it.
+	t.Logf("the pods that are not Ready:\n%s", unreadyPods(ctx, "default"))
 	show("the Database", "get", "database", ha.db, "-o", "yaml")
 	show("the pods and their roles", "get", "pods", "-o", "wide", "-L", "steward.dev/role")
 	show("the endpoints", "get", "endpointslices", "-o", "wide")

@@ -104,6 +104,10 @@ func run(m *testing.M) (code int) {
 		len(archives), started.Round(time.Millisecond), installed.Round(time.Millisecond))
 	code = m.Run()
 	if code != 0 {
+		// The set-up's context has run out by now.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		fmt.Fprintf(os.Stderr, "the pods that are not Ready:\n%s\n", unreadyPods(ctx, ""))
 		out, _ := devenv.Kubectl(ctx, cluster, nil, "get", "pods,steward,events", "--all-namespaces", "-o", "wide")
 		fmt.Fprintf(os.Stderr, "the cluster when a test failed:\n%s\n", out)
 		logs, _ := devenv.Kubectl(ctx, cluster, nil, "logs", "--namespace", devenv.OperatorNamespace,
