@@ -22,6 +22,7 @@ package realnode
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -102,6 +103,20 @@ func run(m *testing.M) (code int) {
 	installed := time.Since(began)
 	setupTook = fmt.Sprintf("cluster with two real nodes and %d images each %v, chart and webhook %v",
 		len(archives), started.Round(time.Millisecond), installed.Round(time.Millisecond))
+	// Before the package's -timeout ends the run with nothing but its
+	// goroutines, say where the cluster stands.
+	flag.Parse()
+	if f := flag.Lookup("test.timeout"); f != nil {
+		if d, err := time.ParseDuration(f.Value.String()); err == nil && d > 5*time.Minute {
+			// The -timeout's clock starts in m.Run.
+			timer := time.AfterFunc(d-3*time.Minute, func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				fmt.Fprintf(os.Stderr, "the -timeout of %v is near; the pods that are not Ready:\n%s\n", d, unreadyPods(ctx, ""))
+			})
+			defer timer.Stop()
+		}
+	}
 	code = m.Run()
 	if code != 0 {
 		// The set-up's context has run out by now.
