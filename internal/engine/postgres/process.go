@@ -29,6 +29,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/steward-dev/steward/internal/engine"
 )
 
@@ -53,6 +55,7 @@ func (e *Engine) start(ctx context.Context, cfg engine.Config, args []string) (*
 		}
 		s.mu.Unlock()
 		close(s.done)
+		s.closeStatusConn()
 	}()
 	var last error
 	for {
@@ -166,6 +169,10 @@ type server struct {
 
 	mu  sync.Mutex
 	err error
+
+	// statusMu guards statusConn, the connection Status reuses.
+	statusMu   sync.Mutex
+	statusConn *pgx.Conn
 }
 
 var _ engine.Server = (*server)(nil)
