@@ -29,8 +29,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/steward-dev/steward/internal/engine"
 )
 
@@ -55,7 +53,6 @@ func (e *Engine) start(ctx context.Context, cfg engine.Config, args []string) (*
 		}
 		s.mu.Unlock()
 		close(s.done)
-		s.closeStatusConn()
 	}()
 	var last error
 	for {
@@ -169,10 +166,6 @@ type server struct {
 
 	mu  sync.Mutex
 	err error
-
-	// statusMu guards statusConn, the connection Status reuses.
-	statusMu   sync.Mutex
-	statusConn *pgx.Conn
 }
 
 var _ engine.Server = (*server)(nil)

@@ -170,11 +170,6 @@ func ensureRole(ctx context.Context, c *pgx.Conn, cred engine.Credentials, attrs
 }
 
 // Status reports the role, readiness, position, lag and pending restarts.
-// It reuses one connection from call to call, opened again only after an
-// error: each new connection costs the server a process and an
-// authentication, which on a busy machine made the status slow to come
-// (and a primary the operator could not hear from within its timeout is
-// one it may replace).
 func (s *server) Status(ctx context.Context) engine.Status {
 	primaryHost := s.primaryHost()
 	st := engine.Status{Role: engine.RolePrimary}
@@ -187,40 +182,16 @@ func (s *server) Status(ctx context.Context) engine.Status {
 		return st
 	default:
 	}
-	s.statusMu.Lock()
-	defer s.statusMu.Unlock()
-	if s.statusConn == nil || s.statusConn.IsClosed() {
-		c, err := s.connect(ctx, 5*time.Second)
-		if err != nil {
-			st.Message = "connecting: " + err.Error()
-			return st
-		}
-		s.statusConn = c
+	c, err := s.connect(ctx, 5*time.Second)
+	if err != nil {
+		st.Message = "connecting: " + err.Error()
+		return st
 	}
-	if err := s.statusOn(ctx, s.statusConn, &st, primaryHost); err != nil {
-		st.Message = err.Error()
-		_ = s.statusConn.Close(context.Background())
-		s.statusConn = nil
-	}
-	return st
-}
-
-// closeStatusConn closes the connection Status keeps, if any.
-func (s *server) closeStatusConn() {
-	s.statusMu.Lock()
-	defer s.statusMu.Unlock()
-	if s.statusConn != nil {
-		_ = s.statusConn.Close(context.Background())
-		s.statusConn = nil
-	}
-}
-
-// statusOn fills in st over c, returning the error of a query that
-// failed.
-func (s *server) statusOn(ctx context.Context, c *pgx.Conn, st *engine.Status, primaryHost string) error {
+	defer func() { _ = c.Close(context.Background()) }()
 	var inRecovery bool
 	if err := c.QueryRow(ctx, "SELECT current_setting('server_version'), pg_is_in_recovery()").Scan(&st.Version, &inRecovery); err != nil {
-		return fmt.Errorf("querying: %w", err)
+		st.Message = "querying: " + err.Error()
+		return st
 	}
 	if inRecovery {
 		st.Role = engine.RoleReplica
@@ -232,37 +203,40 @@ func (s *server) statusOn(ctx context.Context, c *pgx.Conn, st *engine.Status, p
 		st.PendingRestart, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	}
 	if err != nil {
-		return fmt.Errorf("querying pending restarts: %w", err)
+		st.Message = "querying pending restarts: " + err.Error()
+		return st
 	}
 	if !inRecovery {
-		return s.primaryStatus(ctx, c, st, primaryHost)
+		s.primaryStatus(ctx, c, &st, primaryHost)
+		return st
 	}
-	return s.replicaStatus(ctx, c, st, primaryHost)
+	s.replicaStatus(ctx, c, &st, primaryHost)
+	return st
 }
 
 // primaryStatus fills in a primary's position, timeline and streaming
 // replicas.
-func (s *server) primaryStatus(ctx context.Context, c *pgx.Conn, st *engine.Status, primaryHost string) error {
+func (s *server) primaryStatus(ctx context.Context, c *pgx.Conn, st *engine.Status, primaryHost string) {
 	var tli string
 	err := c.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint,
 		substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8),
 		coalesce((SELECT array_agg(application_name ORDER BY application_name) FROM pg_stat_replication
 		          WHERE state = 'streaming'), '{}')`).Scan(&st.Position, &tli, &st.Streaming)
 	if err != nil {
-		return fmt.Errorf("querying the position: %w", err)
+		st.Message = "querying the position: " + err.Error()
+		return
 	}
 	st.Timeline, _ = strconv.ParseInt(tli, 16, 64)
 	if primaryHost != "" {
 		st.Message = "configured as a replica of " + primaryHost + " but not in recovery"
-		return nil
+		return
 	}
 	st.Ready = true
-	return nil
 }
 
 // replicaStatus fills in a replica's position, lag and readiness: it is
 // ready while its WAL receiver streams from the primary.
-func (s *server) replicaStatus(ctx context.Context, c *pgx.Conn, st *engine.Status, primaryHost string) error {
+func (s *server) replicaStatus(ctx context.Context, c *pgx.Conn, st *engine.Status, primaryHost string) {
 	var lagBytes, tli *int64
 	var lagSeconds *float64
 	var receiver *string
@@ -275,7 +249,8 @@ func (s *server) replicaStatus(ctx context.Context, c *pgx.Conn, st *engine.Stat
 		coalesce((SELECT received_tli FROM pg_stat_wal_receiver), (SELECT timeline_id FROM pg_control_checkpoint()))::bigint`,
 	).Scan(&lagBytes, &lagSeconds, &receiver, &st.Position, &tli)
 	if err != nil {
-		return fmt.Errorf("querying replication: %w", err)
+		st.Message = "querying replication: " + err.Error()
+		return
 	}
 	st.LagBytes, st.LagSeconds = lagBytes, lagSeconds
 	if tli != nil {
@@ -291,5 +266,4 @@ func (s *server) replicaStatus(ctx context.Context, c *pgx.Conn, st *engine.Stat
 	default:
 		st.Ready = true
 	}
-	return nil
 }
