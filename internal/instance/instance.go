@@ -101,10 +101,6 @@ const (
 	// EnvConfigPollInterval (optional, a Go duration, default 5s) is how
 	// often ConfigDir is checked for changes.
 	EnvConfigPollInterval = "STEWARD_CONFIG_POLL_INTERVAL"
-	// EnvStuckReplicaAfter (optional, a Go duration, default 30s) is how
-	// long a running replica may go without streaming from a primary that
-	// answers before it is wound back to the primary's history.
-	EnvStuckReplicaAfter = "STEWARD_STUCK_REPLICA_AFTER"
 )
 
 // DefaultStatusAddr is where the HTTP endpoints listen by default.
@@ -118,12 +114,6 @@ type Options struct {
 	// PollInterval is how often ConfigDir is checked for changes; zero
 	// means 5 seconds.
 	PollInterval time.Duration
-	// StuckReplicaAfter is how long a running replica may go without
-	// streaming from a primary that answers before it is stopped, wound
-	// back to the primary's history and started again: a replica that
-	// received, from a primary since lost, history the new primary never
-	// had cannot follow the new one otherwise. Zero means 30 seconds.
-	StuckReplicaAfter time.Duration
 	// StopTimeout bounds the clean shutdown; zero means 60 seconds.
 	StopTimeout time.Duration
 	// Log receives the manager's log.
@@ -192,13 +182,6 @@ func FromEnv(getenv func(string) string) (Options, error) {
 		}
 		o.PollInterval = d
 	}
-	if v := getenv(EnvStuckReplicaAfter); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return o, fmt.Errorf("%s=%q is not a positive duration", EnvStuckReplicaAfter, v)
-		}
-		o.StuckReplicaAfter = d
-	}
 	ordinal, err := Ordinal(pod)
 	if err != nil {
 		return o, err
@@ -256,9 +239,6 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.PollInterval == 0 {
 		o.PollInterval = 5 * time.Second
-	}
-	if o.StuckReplicaAfter == 0 {
-		o.StuckReplicaAfter = 30 * time.Second
 	}
 	if o.StopTimeout == 0 {
 		o.StopTimeout = 60 * time.Second

@@ -255,21 +255,12 @@ func (c *child) mustAssign(t *testing.T, a Assignment) {
 // report reads /status.
 func (c *child) report(t *testing.T) Report {
 	t.Helper()
-	r, err := c.tryReport(t)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// tryReport reads /status, or says why it could not.
-func (c *child) tryReport(t *testing.T) (Report, error) {
 	var r Report
 	code, body := c.get(t, "/status")
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &r) != nil {
-		return r, fmt.Errorf("%s: /status: %d %s", c.env[EnvPodName], code, body)
+		t.Fatalf("%s: /status: %d %s", c.env[EnvPodName], code, body)
 	}
-	return r, nil
+	return r
 }
 
 // waitReport waits until /status satisfies ok.
@@ -277,8 +268,8 @@ func (c *child) waitReport(t *testing.T, timeout time.Duration, what string, ok 
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		r, err := c.tryReport(t)
-		if err == nil && ok(r) {
+		r := c.report(t)
+		if ok(r) {
 			return r
 		}
 		if time.Now().After(deadline) {
@@ -344,7 +335,35 @@ func (c *child) wait(t *testing.T, timeout time.Duration) int {
 // changeRoles); SIGTERM stops an instance cleanly with exit code 0; no
 // password occurs in anything they write.
 func TestInstance(t *testing.T) {
-	newEnv, creds := postgresInstances(t)
+	bin := realserver.Require(t, pg15)
+	uid, gid := realserver.Unprivileged(t, "postgres")
+	creds := map[string]string{
+		EnvSuperuserUsername: "postgres", EnvSuperuserPassword: secret(t),
+		EnvOwnerUsername: "app", EnvOwnerPassword: secret(t),
+		EnvReplicationUsername: "replicator", EnvReplicationPassword: secret(t),
+	}
+	newEnv := func(pod string, port int) map[string]string {
+		dir := realserver.TempDir(t, uid, gid)
+		env := map[string]string{
+			EnvEngine:             "postgres",
+			EnvDataDir:            filepath.Join(realserver.Subdir(t, dir, "volume", 0o755, uid, gid), "pgdata"),
+			EnvConfigDir:          realserver.Subdir(t, dir, "config", 0o755, 0, 0),
+			EnvRunDir:             realserver.Subdir(t, dir, "run", 0o700, uid, gid),
+			EnvBinDir:             bin,
+			EnvPort:               strconv.Itoa(port),
+			EnvStatusAddr:         fmt.Sprintf("127.0.0.1:%d", realserver.FreePort(t)),
+			EnvPodName:            pod,
+			EnvDatabase:           "app",
+			EnvRunAsUID:           strconv.Itoa(int(uid)),
+			EnvRunAsGID:           strconv.Itoa(int(gid)),
+			EnvConfigPollInterval: "200ms",
+		}
+		for k, v := range creds {
+			env[k] = v
+		}
+		renderConfig(t, env[EnvConfigDir], port, nil)
+		return env
+	}
 	ports := []int{realserver.FreePort(t), realserver.FreePort(t)}
 	primary := startChild(t, newEnv("db-0", ports[0]))
 	replica := startChild(t, newEnv("db-1", ports[1]))
@@ -416,133 +435,6 @@ func TestInstance(t *testing.T) {
 				t.Errorf("%s's output contains %s", c.env[EnvPodName], k)
 			}
 		}
-	}
-}
-
-// postgresInstances returns a maker of the environment of a `steward
-// instance` of PostgreSQL named pod and serving port, each in its own
-// directories, and the credentials they share.
-func postgresInstances(t *testing.T) (func(pod string, port int) map[string]string, map[string]string) {
-	bin := realserver.Require(t, pg15)
-	uid, gid := realserver.Unprivileged(t, "postgres")
-	creds := map[string]string{
-		EnvSuperuserUsername: "postgres", EnvSuperuserPassword: secret(t),
-		EnvOwnerUsername: "app", EnvOwnerPassword: secret(t),
-		EnvReplicationUsername: "replicator", EnvReplicationPassword: secret(t),
-	}
-	return func(pod string, port int) map[string]string {
-		dir := realserver.TempDir(t, uid, gid)
-		env := map[string]string{
-			EnvEngine:             "postgres",
-			EnvDataDir:            filepath.Join(realserver.Subdir(t, dir, "volume", 0o755, uid, gid), "pgdata"),
-			EnvConfigDir:          realserver.Subdir(t, dir, "config", 0o755, 0, 0),
-			EnvRunDir:             realserver.Subdir(t, dir, "run", 0o700, uid, gid),
-			EnvBinDir:             bin,
-			EnvPort:               strconv.Itoa(port),
-			EnvStatusAddr:         fmt.Sprintf("127.0.0.1:%d", realserver.FreePort(t)),
-			EnvPodName:            pod,
-			EnvDatabase:           "app",
-			EnvRunAsUID:           strconv.Itoa(int(uid)),
-			EnvRunAsGID:           strconv.Itoa(int(gid)),
-			EnvConfigPollInterval: "200ms",
-		}
-		for k, v := range creds {
-			env[k] = v
-		}
-		renderConfig(t, env[EnvConfigDir], port, nil)
-		return env
-	}, creds
-}
-
-// TestStuckReplicaWindsBack runs three instances of PostgreSQL and makes
-// the case of a failover after a failover: db-2 streams from db-0 past
-// where db-1, cut off from db-0, stopped receiving; db-0 is lost and db-1
-// promoted, so db-2 holds history that db-1's new timeline never had and
-// cannot stream from it. Told to follow db-1, db-2 winds itself back to
-// db-1's history once it has not streamed for STEWARD_STUCK_REPLICA_AFTER
-// and streams again; what it had only from db-0 is gone, and what db-1
-// writes reaches it. While its primary does not answer at all, a replica
-// is left as it is.
-func TestStuckReplicaWindsBack(t *testing.T) {
-	newEnv, creds := postgresInstances(t)
-	ports := []int{realserver.FreePort(t), realserver.FreePort(t), realserver.FreePort(t)}
-	nowhere := realserver.FreePort(t) // nothing listens there
-	var c [3]*child
-	for i := range c {
-		env := newEnv(fmt.Sprintf("db-%d", i), ports[i])
-		env[EnvStuckReplicaAfter] = "3s"
-		c[i] = startChild(t, env)
-	}
-	// Each instance is addressed at a loopback address of its own, as pods
-	// are: an instance follows a new primary when the host changes.
-	host := func(i int) string { return fmt.Sprintf("127.0.0.%d", i+1) }
-	ctx := context.Background()
-	owner := func(port int) *pgx.Conn { return ownerConn(t, port, creds[EnvOwnerPassword]) }
-	count := func(port int) int {
-		t.Helper()
-		var n int
-		if err := owner(port).QueryRow(ctx, "SELECT count(*) FROM notes").Scan(&n); err != nil {
-			t.Fatalf("counting the rows through port %d: %v", port, err)
-		}
-		return n
-	}
-
-	first := Assignment{Term: 1, Primary: "db-0", PrimaryHost: host(0), PrimaryPort: ports[0], Bootstrap: true}
-	for _, i := range []int{0, 1, 2} {
-		c[i].waitReport(t, 30*time.Second, "listening", func(Report) bool { return true })
-		c[i].mustAssign(t, first)
-	}
-	for _, i := range []int{0, 1, 2} {
-		c[i].waitReady(t, 90*time.Second)
-	}
-	if _, err := owner(ports[0]).Exec(ctx, "CREATE TABLE notes (id int PRIMARY KEY); INSERT INTO notes VALUES (1)"); err != nil {
-		t.Fatal(err)
-	}
-	primary := c[0].report(t)
-	c[1].waitReport(t, 30*time.Second, "caught up with db-0", func(r Report) bool { return r.Position >= primary.Position })
-
-	// db-1 is cut off from db-0: it follows an address where nothing
-	// answers, and is left alone there however long it does not stream.
-	c[1].mustAssign(t, Assignment{Term: 1, Primary: "db-0", PrimaryHost: host(8), PrimaryPort: nowhere})
-	c[1].waitReport(t, 30*time.Second, "not streaming", func(r Report) bool { return !r.Ready })
-	if _, err := owner(ports[0]).Exec(ctx, "INSERT INTO notes SELECT generate_series(2, 100)"); err != nil {
-		t.Fatal(err)
-	}
-	primary = c[0].report(t)
-	c[2].waitReport(t, 30*time.Second, "caught up with db-0", func(r Report) bool { return r.Ready && r.Position >= primary.Position })
-	behind := c[1].report(t)
-	if behind.Position >= primary.Position {
-		t.Fatalf("db-1 received up to %d, db-0 wrote up to %d: db-1 is not behind", behind.Position, primary.Position)
-	}
-
-	// db-0 is lost; db-1 is promoted in term 2; db-2 is told to follow it.
-	if err := c[0].cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	c[0].wait(t, 60*time.Second)
-	second := Assignment{Term: 2, Primary: "db-1", PrimaryHost: host(1), PrimaryPort: ports[1]}
-	c[1].mustAssign(t, second)
-	c[1].waitReport(t, 60*time.Second, "promoted", func(r Report) bool { return r.Role == engine.RolePrimary && r.Ready })
-	if strings.Contains(c[1].out.String(), "winding it back") {
-		t.Error("db-1 was wound back while its primary did not answer")
-	}
-	c[2].mustAssign(t, second)
-	c[2].waitLog(t, 60*time.Second, "winding it back to the primary's history")
-	c[2].waitReport(t, 90*time.Second, "streaming from db-1", func(r Report) bool { return r.Role == engine.RoleReplica && r.Ready })
-	c[1].waitReport(t, 30*time.Second, "streamed to by db-2", func(r Report) bool { return slices.Contains(r.Streaming, "db-2") })
-	if _, err := owner(ports[1]).Exec(ctx, "INSERT INTO notes VALUES (1000)"); err != nil {
-		t.Fatal(err)
-	}
-	want := count(ports[1])
-	if want != 2 {
-		t.Errorf("db-1 has %d rows, want 2 (the first and its own)", want)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for got := count(ports[2]); got != want; got = count(ports[2]) {
-		if time.Now().After(deadline) {
-			t.Fatalf("db-2 has %d rows, db-1 %d", got, want)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -48,9 +48,6 @@ type manager struct {
 	stoppedPos int64
 	exited     bool  // the server exited on its own and was not restarted
 	exits      int64 // how often the server exited on its own
-	// streamedAt is when the replica srv last streamed from its primary,
-	// or started following it.
-	streamedAt time.Time
 	// noSpace is the space that was available when the server could not
 	// start on a full volume; the start is tried again once more is.
 	noSpace *int64
@@ -167,7 +164,6 @@ func (m *manager) run(ctx context.Context) error {
 		case <-tick.C:
 			if srv != nil {
 				hash = m.reloadIfChanged(ctx, srv, hash)
-				m.unstickReplica(ctx, srv)
 			}
 		case <-fence.C:
 			if srv != nil {
@@ -194,7 +190,7 @@ func (m *manager) repoint(ctx context.Context, srv engine.Server, a Assignment) 
 		return false
 	}
 	m.mu.Lock()
-	m.host, m.streamedAt = a.PrimaryHost, time.Now()
+	m.host = a.PrimaryHost
 	m.mu.Unlock()
 	m.log.Info("following a new primary", "primary", a.PrimaryHost)
 	return true
@@ -272,7 +268,15 @@ func (m *manager) step(ctx context.Context) error {
 // startAs prepares the data directory for the role (create, clone, rewind)
 // and starts the server in it.
 func (m *manager) startAs(ctx context.Context, a Assignment, want engine.Role) error {
-	cfg := m.configFor(a, want)
+	cfg := m.o.Config
+	if want == engine.RoleReplica {
+		cfg.PrimaryHost, cfg.PrimaryPort = a.PrimaryHost, a.PrimaryPort
+		if cfg.PrimaryPort == 0 {
+			cfg.PrimaryPort = m.o.Config.PrimaryPort
+		}
+	} else {
+		cfg.PrimaryHost = ""
+	}
 	ok, err := m.o.Engine.Initialized(cfg)
 	if err != nil {
 		return fmt.Errorf("checking the data directory: %w", err)
@@ -303,75 +307,6 @@ func (m *manager) startAs(ctx context.Context, a Assignment, want engine.Role) e
 		}
 	}
 	return m.startServer(ctx, cfg, want)
-}
-
-// configFor is the server's configuration in the role want under the
-// assignment a: a replica's names the primary it follows.
-func (m *manager) configFor(a Assignment, want engine.Role) engine.Config {
-	cfg := m.o.Config
-	if want == engine.RoleReplica {
-		cfg.PrimaryHost, cfg.PrimaryPort = a.PrimaryHost, a.PrimaryPort
-		if cfg.PrimaryPort == 0 {
-			cfg.PrimaryPort = m.o.Config.PrimaryPort
-		}
-	} else {
-		cfg.PrimaryHost = ""
-	}
-	return cfg
-}
-
-// unstickReplica stops a running replica that has not streamed from its
-// primary for StuckReplicaAfter while the primary answers, winds it back
-// to the primary's history, and leaves it to step to start it again. A
-// replica that received, from a primary since lost, history the new
-// primary never had (on PostgreSQL, WAL past the point where the new
-// primary's timeline forked off) cannot stream from the new one
-// otherwise; winding back one that has not diverged changes nothing.
-// Where winding back fails the replica starts again as it was and is
-// tried again after as long: nothing is emptied and cloned for it, since
-// the failure may be passing (the primary fenced or busy).
-func (m *manager) unstickReplica(ctx context.Context, srv engine.Server) {
-	f, ok := m.o.Engine.(engine.Failover)
-	m.mu.Lock()
-	role, host, since, a := m.role, m.host, m.streamedAt, m.assign
-	m.mu.Unlock()
-	if !ok || role != engine.RoleReplica || a == nil || a.Primary == m.o.Config.Name || a.PrimaryHost != host {
-		return // not a replica, or about to change primaries: step's work
-	}
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	st := srv.Status(sctx)
-	cancel()
-	now := time.Now()
-	if st.Ready {
-		m.mu.Lock()
-		m.streamedAt = now
-		m.mu.Unlock()
-		return
-	}
-	if now.Sub(since) < m.o.StuckReplicaAfter || ctx.Err() != nil {
-		return
-	}
-	cfg := m.configFor(*a, engine.RoleReplica)
-	c, err := net.DialTimeout("tcp", net.JoinHostPort(cfg.PrimaryHost, strconv.Itoa(cfg.PrimaryPort)), 2*time.Second)
-	if err != nil {
-		return // no primary to wind back to: it may be the one lost
-	}
-	_ = c.Close()
-	m.log.Warn("the replica has not streamed from its primary, which answers: winding it back to the primary's history",
-		"primary", host, "for", now.Sub(since).Round(time.Second).String(), "status", st.Message)
-	if err := m.stopServer(ctx, "winding back to "+host+"'s history", false); err != nil {
-		m.set(PhaseStopped, err.Error())
-		return
-	}
-	m.set(PhaseRejoining, "winding back to "+host+"'s history")
-	if err := f.Rejoin(ctx, cfg); err != nil {
-		m.log.Warn("winding back failed: starting again as it was", "error", err)
-	} else {
-		m.log.Info("wound back to the primary's history", "primary", host)
-	}
-	m.mu.Lock()
-	m.fresh = true // step starts it again under the same assignment
-	m.mu.Unlock()
 }
 
 // needsRewind: a replica that ran before the newest role change may hold
@@ -452,7 +387,7 @@ func (m *manager) startServer(ctx context.Context, cfg engine.Config, role engin
 		m.log.Info("users ensured", "owner", cfg.Owner.Username, "replication", cfg.Replication.Username, "database", cfg.Database)
 	}
 	m.mu.Lock()
-	m.srv, m.role, m.host, m.exited, m.stoppedPos, m.streamedAt = srv, role, cfg.PrimaryHost, false, 0, time.Now()
+	m.srv, m.role, m.host, m.exited, m.stoppedPos = srv, role, cfg.PrimaryHost, false, 0
 	m.mu.Unlock()
 	m.set(PhaseRunning, string(role))
 	m.log.Info("server running", "role", string(role))
