@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/conditions"
@@ -342,8 +343,10 @@ func (r *Reconciler) assignAll(ctx context.Context, db *v1alpha1.Database, v vie
 			continue
 		}
 		wg.Go(func() {
+			// The primary's renewal always gets the full time: a late
+			// acceptance still renews its lease.
 			timeout := reportTimeout
-			if m.report == nil {
+			if m.report == nil && m.name != v.primary {
 				timeout = unansweredTimeout
 			}
 			ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -379,6 +382,13 @@ func (r *Reconciler) replacePrimary(ctx context.Context, db *v1alpha1.Database, 
 		rs.requeue = time.Second
 		return rs, nil
 	}
+	if r.renewUnanswered(ctx, db, &v, token) {
+		// Not a failover under way: status.instances says that it does
+		// not answer, and its pod's readiness whether it serves.
+		log.FromContext(ctx).V(1).Info("the primary does not answer but took its renewal", "primary", p.name, "error", p.err)
+		rs.requeue = time.Second
+		return rs, nil
+	}
 	ok, why := fenced(v, p)
 	if !ok {
 		rs.waiting = fmt.Sprintf("The primary %s is not serving and not yet fenced: %s", p.name, why)
@@ -403,6 +413,45 @@ func (r *Reconciler) replacePrimary(ctx context.Context, db *v1alpha1.Database, 
 		return rs, nil
 	}
 	return r.beginChange(ctx, db, v, token, rs, v1alpha1.RoleChangeFailover, c.name, "the primary "+p.name+" is lost: "+why)
+}
+
+// unansweredRenewal is how long after it last answered as serving a
+// primary whose manager does not answer the operator's reads keeps having
+// its lease renewed, as long as it takes the renewals. A manager slowed by
+// load (its node's CPU taken by others) answers late, and a primary that
+// takes the operator's word is not cut off from it: letting its lease run
+// out would fence a healthy primary, and under the same load the next one
+// too. Past this the renewals stop and the ordinary fencing rule decides,
+// so that a server that hangs while its manager still takes renewals is
+// failed over, this much later. A primary that takes no renewal (a lost
+// node, a network cut) is not affected.
+const unansweredRenewal = 30 * time.Second
+
+// renewUnanswered renews the lease of a primary whose report did not
+// answer, while it last answered as serving (or the operator started)
+// within unansweredRenewal. It reports whether the primary took the
+// renewal; v.lastAck follows.
+func (r *Reconciler) renewUnanswered(ctx context.Context, db *v1alpha1.Database, v *view, token string) bool {
+	p := mustMember(*v, v.primary)
+	if p.report != nil || p.pod == nil || p.pod.Status.PodIP == "" || !p.pod.DeletionTimestamp.IsZero() {
+		return false
+	}
+	mem := r.memoryOf(db.UID)
+	mem.mu.Lock()
+	since := mem.lastServing
+	mem.mu.Unlock()
+	if since.Before(r.started) {
+		since = r.started
+	}
+	if v.now.Sub(since) > unansweredRenewal {
+		return false
+	}
+	before := v.lastAck
+	r.assignAll(ctx, db, *v, token)
+	mem.mu.Lock()
+	v.lastAck = mem.lastAck
+	mem.mu.Unlock()
+	return v.lastAck.After(before)
 }
 
 // startSwitchover starts the switchover the annotation asks for, or

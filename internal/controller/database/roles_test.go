@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -51,6 +52,9 @@ type fakeInstance struct {
 	report   instance.Report
 	assigned []instance.Assignment
 	promotes bool
+	// silent: its report does not answer, as a manager slowed by load;
+	// cut: neither its report nor an assignment reaches it.
+	silent, cut bool
 }
 
 var fakes = &fakeInstances{byPod: map[string]*fakeInstance{}}
@@ -62,6 +66,9 @@ func (f *fakeInstances) Report(_ context.Context, pod *corev1.Pod) (instance.Rep
 	if !ok {
 		return instance.Report{}, errors.New("connection refused")
 	}
+	if in.silent || in.cut {
+		return instance.Report{}, context.DeadlineExceeded
+	}
 	return in.report, nil
 }
 
@@ -71,6 +78,9 @@ func (f *fakeInstances) Assign(_ context.Context, pod *corev1.Pod, token string,
 	in, ok := f.byPod[pod.Namespace+"/"+pod.Name]
 	if !ok {
 		return errors.New("connection refused")
+	}
+	if in.cut {
+		return context.DeadlineExceeded
 	}
 	if token == "" {
 		return errors.New("no token")
@@ -387,6 +397,63 @@ func TestFailoverBlockedWhenEveryReplicaLags(t *testing.T) {
 	})
 	if c := condition(db, v1alpha1.ConditionDegraded); !strings.Contains(c.Message, "4000 bytes behind") || db.Status.Primary != "db-0" || db.Status.RoleChange != nil {
 		t.Errorf("Degraded: %s; primary %s, role change %+v", c.Message, db.Status.Primary, db.Status.RoleChange)
+	}
+}
+
+// TestUnansweringPrimaryKeepsItsLease: the primary's manager stops
+// answering the operator's reads (as under load) while a replica does not
+// stream, which the fencing rule alone would take for a lost primary once
+// its lease ran out. It still takes its renewals, so its lease is renewed
+// and nothing fails over, well past the lease and its margins. Once the
+// renewals no longer reach it either (a network cut), the replica is
+// promoted.
+func TestUnansweringPrimaryKeepsItsLease(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "db", func(db *v1alpha1.Database) { db.Spec.Replicas = new(int32(2)) }))
+	fakes.set(ns, "db-0", func(in *fakeInstance) {
+		in.report.Role, in.report.Ready, in.report.Position = engine.RolePrimary, true, 1000
+	})
+	fakes.set(ns, "db-1", func(in *fakeInstance) {
+		in.report.Role, in.report.Ready, in.report.Position = engine.RoleReplica, true, 1000
+	})
+	fakeInstancePod(t, ns, "db", "db-0")
+	fakeInstancePod(t, ns, "db", "db-1")
+	markRolledOut(t, ns, "db", 2)
+	waitFor(t, ns, "db", "the primary seen serving", func(db *v1alpha1.Database) bool {
+		return len(db.Status.Instances) == 2 && db.Status.Instances[0].Role == "primary" && db.Status.Instances[1].Ready
+	})
+
+	fakes.set(ns, "db-1", func(in *fakeInstance) { in.report.Ready = false })
+	fakes.set(ns, "db-0", func(in *fakeInstance) { in.silent = true })
+	_, before := fakes.lastAssigned(ns, "db-0")
+	lease := time.Duration(v1alpha1.DefaultFenceAfterSeconds) * time.Second
+	// The lease and the operator's margins (fenced), and more.
+	watch := 2*lease + 5*time.Second
+	for end := time.Now().Add(watch); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		db := &v1alpha1.Database{}
+		if err := get(t, ns, "db", db); err != nil {
+			t.Fatal(err)
+		}
+		if db.Status.RoleChange != nil || db.Status.Term != 1 || db.Status.Primary != "db-0" {
+			t.Fatalf("a primary that takes its renewals was replaced: term %d, primary %s, role change %+v",
+				db.Status.Term, db.Status.Primary, db.Status.RoleChange)
+		}
+	}
+	a, after := fakes.lastAssigned(ns, "db-0")
+	if after-before < int(watch/lease) || a.Primary != "db-0" || a.Term != 1 || a.LeaseSeconds == 0 {
+		t.Fatalf("in %v the silent primary took %d renewals, the last %+v; want one at least every %v", watch, after-before, a, lease)
+	}
+
+	fakes.set(ns, "db-0", func(in *fakeInstance) { in.cut = true })
+	db := waitFor(t, ns, "db", "a failover to db-1", func(db *v1alpha1.Database) bool {
+		return db.Status.RoleChange != nil || db.Status.Term > 1
+	})
+	c := db.Status.RoleChange
+	if c == nil {
+		c = db.Status.LastRoleChange
+	}
+	if c == nil || c.To != "db-1" || c.Type != v1alpha1.RoleChangeFailover || !strings.Contains(c.Reason, "lease ran out") {
+		t.Errorf("role change %+v; want a failover to db-1 once the lease ran out", c)
 	}
 }
 
