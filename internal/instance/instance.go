@@ -219,14 +219,34 @@ func Main(ctx context.Context, stderr io.Writer) int {
 	opts, err := FromEnv(os.Getenv)
 	if err != nil {
 		log.Error("invalid configuration", "error", err)
+		writeTerminationMessage(TerminationLog, "invalid configuration: "+err.Error())
 		return 1
 	}
 	opts.Log = log
 	if err := Run(ctx, opts); err != nil {
 		log.Error("instance failed", "error", err)
+		writeTerminationMessage(TerminationLog, err.Error())
 		return 1
 	}
 	return 0
+}
+
+// TerminationLog is the file whose content Kubernetes takes for a
+// container's termination message (the default terminationMessagePath).
+const TerminationLog = "/dev/termination-log"
+
+// writeTerminationMessage writes why the instance failed to path, when the
+// file exists (the kubelet creates it in a container): the pod's
+// termination message, and so a crash loop's condition, is then this one
+// plain line rather than the end of the log, where the server's reason may
+// be cut short or quoted as JSON.
+func writeTerminationMessage(path, msg string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(msg)
+	_ = f.Close()
 }
 
 // Run serves the HTTP endpoints and runs the server in the role the

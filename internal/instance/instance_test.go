@@ -622,3 +622,24 @@ func renderConfig(t *testing.T, dir string, port int, params map[string]string) 
 		t.Fatal(err)
 	}
 }
+
+// TestTerminationMessage: the failure is written to the termination
+// message file the kubelet created, whole and plain; where there is none
+// (outside a container), none is created.
+func TestTerminationMessage(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "termination-log")
+	if err := os.WriteFile(path, []byte("left over from an earlier run, longer than the message"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	const msg = `starting the server: postgres exited: exit status 1: FATAL: could not access file "steward_no_such_library": No such file or directory`
+	writeTerminationMessage(path, msg)
+	if got, err := os.ReadFile(path); err != nil || string(got) != msg {
+		t.Errorf("termination message %q (%v), want %q", got, err, msg)
+	}
+	missing := filepath.Join(dir, "none")
+	writeTerminationMessage(missing, msg)
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("a termination message file was created outside a container: %v", err)
+	}
+}

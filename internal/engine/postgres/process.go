@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,8 +40,9 @@ func (e *Engine) start(ctx context.Context, cfg engine.Config, args []string) (*
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stdout = e.output()
-	cmd.Stderr = e.output()
+	fatal := &fatalLine{w: e.output()}
+	cmd.Stdout = fatal
+	cmd.Stderr = fatal
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting postgres: %w", err)
 	}
@@ -58,8 +60,11 @@ func (e *Engine) start(ctx context.Context, cfg engine.Config, args []string) (*
 	for {
 		select {
 		case <-s.done:
-			if last != nil {
-				return nil, fmt.Errorf("%w (last connection attempt: %w)", s.exitErr(), last)
+			// The server's own reason, not the connection attempts
+			// that found it gone: it ends the error, which ends the
+			// instance's log and so the pod's termination message.
+			if why := fatal.last(); why != "" {
+				return nil, fmt.Errorf("%w: %s", s.exitErr(), why)
 			}
 			return nil, s.exitErr()
 		case <-ctx.Done():
@@ -79,6 +84,57 @@ func (e *Engine) start(ctx context.Context, cfg engine.Config, args []string) (*
 		}
 		last = err
 	}
+}
+
+// fatalLine passes a server's output on and keeps its last FATAL or PANIC
+// message, the reason a server that exits at start gives.
+type fatalLine struct {
+	w io.Writer
+
+	mu      sync.Mutex
+	partial []byte
+	fatal   string
+}
+
+// maxLogLine bounds the part of a line fatalLine holds while it waits for
+// the line's end.
+const maxLogLine = 4096
+
+func (f *fatalLine) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	f.partial = append(f.partial, p...)
+	for {
+		i := bytes.IndexByte(f.partial, '\n')
+		if i < 0 {
+			break
+		}
+		f.keep(string(f.partial[:i]))
+		f.partial = f.partial[i+1:]
+	}
+	if len(f.partial) > maxLogLine {
+		f.partial = f.partial[len(f.partial)-maxLogLine:]
+	}
+	f.mu.Unlock()
+	return f.w.Write(p)
+}
+
+func (f *fatalLine) keep(line string) {
+	for _, level := range []string{"FATAL:", "PANIC:"} {
+		if i := strings.Index(line, level); i >= 0 {
+			f.fatal = strings.Join(strings.Fields(line[i:]), " ")
+			return
+		}
+	}
+}
+
+// last is the last FATAL or PANIC message, or "".
+func (f *fatalLine) last() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fatal == "" {
+		f.keep(string(f.partial))
+	}
+	return f.fatal
 }
 
 // command builds the command for one of the PostgreSQL programs: found in

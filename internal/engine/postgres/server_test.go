@@ -22,6 +22,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -517,5 +518,51 @@ func TestPromotionStartsTheTermsTimeline(t *testing.T) {
 	}
 	if _, err := c.Exec(ctx, "CREATE TABLE after_promotion (id int)"); err != nil {
 		t.Errorf("the promoted server takes no writes: %v", err)
+	}
+}
+
+// TestRefusedStartSaysWhy starts a server with a preload library that does
+// not exist: Start's error ends with the server's own FATAL message, which
+// becomes the end of the instance's log and so of the pod's termination
+// message, whatever connection attempts were made before it exited.
+func TestRefusedStartSaysWhy(t *testing.T) {
+	f := newFixture(t)
+	f.initPrimary(t)
+	f.render(t, engine.Tuning{Version: "15", Parameters: map[string]string{"shared_preload_libraries": "steward_no_such_library"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := f.e.Start(ctx, f.cfg)
+	if err == nil {
+		_ = s.Stop(ctx)
+		t.Fatal("the server started with a preload library that does not exist")
+	}
+	const want = `FATAL: could not access file "steward_no_such_library": No such file or directory`
+	if !strings.HasSuffix(err.Error(), want) || strings.Contains(err.Error(), "connection attempt") {
+		t.Errorf("Start: %v\nwant it to end with %q", err, want)
+	}
+}
+
+func TestFatalLine(t *testing.T) {
+	var out bytes.Buffer
+	f := &fatalLine{w: &out}
+	for _, chunk := range []string{
+		"2026-11-27 19:54:16.277 GMT [13] LOG:  starting\n2026-11-27 19:54:16.290 GMT [13] FA",
+		"TAL:  could not access file \"x\": No such file or directory\n",
+		"2026-11-27 19:54:16.300 GMT [13] LOG:  database system is shut down\n",
+	} {
+		if _, err := f.Write([]byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := f.last(), `FATAL: could not access file "x": No such file or directory`; got != want {
+		t.Errorf("last = %q, want %q", got, want)
+	}
+	if !strings.Contains(out.String(), "FATAL:  could not access") || !strings.HasSuffix(out.String(), "shut down\n") {
+		t.Errorf("the output was not passed on whole: %q", out.String())
+	}
+	g := &fatalLine{w: io.Discard}
+	_, _ = g.Write([]byte("x PANIC:  no newline yet"))
+	if got := g.last(); got != "PANIC: no newline yet" {
+		t.Errorf("last of an unfinished line = %q", got)
 	}
 }
