@@ -60,9 +60,21 @@ func cgroupMounts() ([]string, error) {
 	return dirs, nil
 }
 
+// nodeCPUShares is the CPU weight of a real node's cgroup, in v1 shares
+// (cgroup v2: nodeCPUShares/1024*100). Every process outside a cgroup of
+// its own (the test binaries, the compilers of the other packages' tests)
+// weighs 1024 on its own, so at the default of 1024 a node's pods together
+// weighed as much as one busy compiler, and on a loaded machine they got a
+// small part of a core: servers that answer their clients in seconds,
+// status reads and lease renewals that time out. A node of its own would
+// not share its CPUs with them; this weight lets its pods take what they
+// need first, and nothing when they are idle.
+const nodeCPUShares = 8192
+
 // makeCgroup creates the cgroup name at the top of every hierarchy, ready
-// for the kubelet to use as its cgroupRoot. In a v1 cpuset hierarchy a new
-// cgroup has no CPUs or memory nodes until given its parent's.
+// for the kubelet to use as its cgroupRoot, with a CPU weight of
+// nodeCPUShares. In a v1 cpuset hierarchy a new cgroup has no CPUs or
+// memory nodes until given its parent's.
 func makeCgroup(name string) error {
 	mounts, err := cgroupMounts()
 	if err != nil {
@@ -79,6 +91,14 @@ func makeCgroup(name string) error {
 				continue // not a v1 cpuset hierarchy
 			}
 			if err := os.WriteFile(filepath.Join(dir, file), parent, 0o644); err != nil {
+				return fmt.Errorf("setting %s of cgroup %s: %w", file, dir, err)
+			}
+		}
+		for file, value := range map[string]int{"cpu.shares": nodeCPUShares, "cpu.weight": nodeCPUShares * 100 / 1024} {
+			if _, err := os.Stat(filepath.Join(dir, file)); err != nil {
+				continue // not a hierarchy with the cpu controller
+			}
+			if err := os.WriteFile(filepath.Join(dir, file), []byte(strconv.Itoa(value)), 0o644); err != nil {
 				return fmt.Errorf("setting %s of cgroup %s: %w", file, dir, err)
 			}
 		}

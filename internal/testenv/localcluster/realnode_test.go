@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -328,6 +329,12 @@ func TestRealNodes(t *testing.T) {
 	nodes := c.Nodes()
 	if len(nodes) != 2 {
 		t.Fatalf("%d nodes, want 2", len(nodes))
+	}
+	// Each node's pods weigh more than a process outside any cgroup.
+	for _, n := range nodes {
+		if got := cpuWeight(t, n.cgroupName()); got != nodeCPUShares && got != nodeCPUShares*100/1024 {
+			t.Errorf("node %s's cgroup has a CPU weight of %d, want %d shares", n.Name, got, nodeCPUShares)
+		}
 	}
 	eventually(t, ctx, 2*time.Minute, "the default ServiceAccount", func(ctx context.Context) error {
 		_, err := clientset.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
@@ -962,4 +969,28 @@ func firstCgroupMount(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return filepath.Join(mounts[0], name)
+}
+
+// cpuWeight reads the cgroup name's cpu.shares (v1) or cpu.weight (v2).
+func cpuWeight(t *testing.T, name string) int {
+	t.Helper()
+	mounts, err := cgroupMounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mounts {
+		for _, file := range []string{"cpu.shares", "cpu.weight"} {
+			data, err := os.ReadFile(filepath.Join(m, name, file))
+			if err != nil {
+				continue
+			}
+			v, err := strconv.Atoi(strings.TrimSpace(string(data)))
+			if err != nil {
+				t.Fatalf("%s of cgroup %s: %v", file, name, err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("cgroup %s has no cpu.shares or cpu.weight", name)
+	return 0
 }
