@@ -363,6 +363,25 @@ func labelledRoles(t *testing.T, ns string, roles map[string]string) error {
 	return nil
 }
 
+// primaryAndReplica runs the two instances of Database db, db-0 the
+// primary and db-1 a ready replica, at the given positions, and waits
+// until the operator has seen them so.
+func primaryAndReplica(t *testing.T, ns string, primaryPos, replicaPos int64) {
+	t.Helper()
+	fakes.set(ns, "db-0", func(in *fakeInstance) {
+		in.report.Role, in.report.Ready, in.report.Position = engine.RolePrimary, true, primaryPos
+	})
+	fakes.set(ns, "db-1", func(in *fakeInstance) {
+		in.report.Role, in.report.Ready, in.report.Position = engine.RoleReplica, true, replicaPos
+	})
+	fakeInstancePod(t, ns, "db", "db-0")
+	fakeInstancePod(t, ns, "db", "db-1")
+	markRolledOut(t, ns, "db", 2)
+	waitFor(t, ns, "db", "the primary seen serving", func(db *v1alpha1.Database) bool {
+		return len(db.Status.Instances) == 2 && db.Status.Instances[0].Role == "primary" && db.Status.Instances[1].Ready
+	})
+}
+
 // TestFailoverBlockedWhenEveryReplicaLags: no replica within
 // maxFailoverLagBytes of the primary's last position, and the primary does
 // not answer: no failover, and the Database says why.
@@ -372,18 +391,7 @@ func TestFailoverBlockedWhenEveryReplicaLags(t *testing.T) {
 		db.Spec.Replicas = new(int32(2))
 		db.Spec.HighAvailability = &v1alpha1.DatabaseHighAvailability{MaxFailoverLagBytes: new(int64(100))}
 	}))
-	fakes.set(ns, "db-0", func(in *fakeInstance) {
-		in.report.Role, in.report.Ready, in.report.Position = engine.RolePrimary, true, 5000
-	})
-	fakes.set(ns, "db-1", func(in *fakeInstance) {
-		in.report.Role, in.report.Ready, in.report.Position = engine.RoleReplica, true, 1000
-	})
-	fakeInstancePod(t, ns, "db", "db-0")
-	fakeInstancePod(t, ns, "db", "db-1")
-	markRolledOut(t, ns, "db", 2)
-	waitFor(t, ns, "db", "the primary seen serving", func(db *v1alpha1.Database) bool {
-		return len(db.Status.Instances) == 2 && db.Status.Instances[0].Role == "primary" && db.Status.Instances[1].Ready
-	})
+	primaryAndReplica(t, ns, 5000, 1000)
 	// The pod of the primary goes, with its instance.
 	fakes.mu.Lock()
 	delete(fakes.byPod, ns+"/db-0")
@@ -410,18 +418,7 @@ func TestFailoverBlockedWhenEveryReplicaLags(t *testing.T) {
 func TestUnansweringPrimaryKeepsItsLease(t *testing.T) {
 	ns := namespace(t)
 	create(t, newDatabase(ns, "db", func(db *v1alpha1.Database) { db.Spec.Replicas = new(int32(2)) }))
-	fakes.set(ns, "db-0", func(in *fakeInstance) {
-		in.report.Role, in.report.Ready, in.report.Position = engine.RolePrimary, true, 1000
-	})
-	fakes.set(ns, "db-1", func(in *fakeInstance) {
-		in.report.Role, in.report.Ready, in.report.Position = engine.RoleReplica, true, 1000
-	})
-	fakeInstancePod(t, ns, "db", "db-0")
-	fakeInstancePod(t, ns, "db", "db-1")
-	markRolledOut(t, ns, "db", 2)
-	waitFor(t, ns, "db", "the primary seen serving", func(db *v1alpha1.Database) bool {
-		return len(db.Status.Instances) == 2 && db.Status.Instances[0].Role == "primary" && db.Status.Instances[1].Ready
-	})
+	primaryAndReplica(t, ns, 1000, 1000)
 
 	fakes.set(ns, "db-1", func(in *fakeInstance) { in.report.Ready = false })
 	fakes.set(ns, "db-0", func(in *fakeInstance) { in.silent = true })
