@@ -52,13 +52,17 @@ func run(m *testing.M) int {
 	if apitest.FuzzOnly() {
 		return m.Run()
 	}
+	// Before anything logs: a logger not set within 30 s of the first
+	// use (an API server slow to start on a loaded machine) is replaced
+	// for good by one that drops everything, and the checks below read
+	// the operator's log.
+	ctrl.SetLogger(zap.New(zap.WriteTo(operatorLog), zap.Level(zapcore.DebugLevel)))
 	env, err := apitest.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
-	ctrl.SetLogger(zap.New(zap.WriteTo(operatorLog), zap.Level(zapcore.DebugLevel)))
 	k8s, err = client.New(env.Config, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -60,6 +60,11 @@ func run(m *testing.M) int {
 	if apitest.FuzzOnly() {
 		return m.Run()
 	}
+	// Before anything logs: a logger not set within 30 s of the first
+	// use (an API server slow to start on a loaded machine) is replaced
+	// for good by one that drops everything, and the checks below read
+	// the operator's log.
+	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true), zap.Level(zapcore.Level(zapLevelAll))))
 	env, err := apitest.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -71,7 +76,6 @@ func run(m *testing.M) int {
 		}
 	}()
 
-	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true), zap.Level(zapcore.Level(zapLevelAll))))
 	k8s, err = client.New(env.Config, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
