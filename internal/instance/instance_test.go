@@ -211,6 +211,27 @@ func startChild(t *testing.T, env map[string]string) *child {
 	return c
 }
 
+// waitListening waits until the child's status endpoint answers.
+func waitListening(t *testing.T, c *child) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		code, body := c.get(t, "/healthz")
+		if code != 0 {
+			return
+		}
+		select {
+		case <-c.done:
+			t.Fatalf("%s exited before it listened: %s", c.env[EnvPodName], c.out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not listen after a minute: %s", c.env[EnvPodName], body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func (c *child) get(t *testing.T, path string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(c.status + path)
@@ -370,7 +391,10 @@ func TestInstance(t *testing.T) {
 	first := Assignment{Term: 1, Primary: "db-0", PrimaryHost: "127.0.0.1", PrimaryPort: ports[0], Bootstrap: true}
 
 	// Nothing runs before the operator's word, and only its token counts.
-	time.Sleep(300 * time.Millisecond)
+	// The children listen once started, which a loaded machine delays.
+	for _, c := range []*child{primary, replica} {
+		waitListening(t, c)
+	}
 	if r := replica.report(t); r.Phase != PhaseAwaitingRole || r.Ready {
 		t.Errorf("an instance without an assignment reports %+v, want %s", r, PhaseAwaitingRole)
 	}
