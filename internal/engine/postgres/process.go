@@ -118,10 +118,17 @@ func (f *fatalLine) Write(p []byte) (int, error) {
 	return f.w.Write(p)
 }
 
+// keep records line when it is a FATAL or PANIC message, except the
+// refusals of connections that come while the server starts or stops
+// ("the database system is starting up"): Start's own attempts cause
+// them, and they are no reason for an exit.
 func (f *fatalLine) keep(line string) {
 	for _, level := range []string{"FATAL:", "PANIC:"} {
 		if i := strings.Index(line, level); i >= 0 {
-			f.fatal = strings.Join(strings.Fields(line[i:]), " ")
+			msg := strings.Join(strings.Fields(line[i:]), " ")
+			if !strings.HasPrefix(msg, level+" the database system is ") {
+				f.fatal = msg
+			}
 			return
 		}
 	}

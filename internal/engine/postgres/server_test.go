@@ -549,6 +549,7 @@ func TestFatalLine(t *testing.T) {
 		"2026-11-27 19:54:16.277 GMT [13] LOG:  starting\n2026-11-27 19:54:16.290 GMT [13] FA",
 		"TAL:  could not access file \"x\": No such file or directory\n",
 		"2026-11-27 19:54:16.300 GMT [13] LOG:  database system is shut down\n",
+		"2026-11-27 19:54:16.301 GMT [14] FATAL:  the database system is starting up\n",
 	} {
 		if _, err := f.Write([]byte(chunk)); err != nil {
 			t.Fatal(err)
@@ -557,7 +558,7 @@ func TestFatalLine(t *testing.T) {
 	if got, want := f.last(), `FATAL: could not access file "x": No such file or directory`; got != want {
 		t.Errorf("last = %q, want %q", got, want)
 	}
-	if !strings.Contains(out.String(), "FATAL:  could not access") || !strings.HasSuffix(out.String(), "shut down\n") {
+	if !strings.Contains(out.String(), "FATAL:  could not access") || !strings.HasSuffix(out.String(), "starting up\n") {
 		t.Errorf("the output was not passed on whole: %q", out.String())
 	}
 	g := &fatalLine{w: io.Discard}
