@@ -25,7 +25,7 @@ import (
 
 // FirstRolloutSettle is how long the status writes of a new object may be
 // held back while its first rollout is under way. It is long enough for a
-// bulk create of thousands of objects to converge with two status writes
+// bulk create of thousands of objects to converge with one status write
 // each, and short enough that a slow first rollout shows its progress soon.
 const FirstRolloutSettle = 30 * time.Second
 
@@ -34,21 +34,19 @@ const FirstRolloutSettle = 30 * time.Second
 // computed (nextGen, next); zero means write now.
 //
 // inProgress are the reasons of the Ready condition during a first rollout
-// (Creating for most kinds). The first status is written at once, so that
-// kstatus-aware tools read the object as in progress from its first
-// reconcile (without a status they would read it as done). The next is written when the object becomes Ready,
-// runs into a problem, its spec changes, or FirstRolloutSettle has passed
-// since its creation: two status writes instead of one per step of the
-// first rollout. Only a change between two statuses whose Ready condition
-// is False with one of the inProgress reasons is held back.
+// (Creating for most kinds). Only a status whose Ready condition is False
+// for one of them is held back, and only during the object's first
+// FirstRolloutSettle: a new object's status is written when it becomes
+// Ready, runs into a problem, its spec changes, or FirstRolloutSettle has
+// passed since its creation, and not at each step of its first rollout. That
+// includes the first write: until then the status holds only the CRD's
+// default, observedGeneration -1, which kstatus-aware tools (Flux, kubectl
+// wait) read as in progress ("latest observed generation is -1"). A new
+// object that converges within FirstRolloutSettle costs one status write.
 func SettleDelay(created time.Time, currentGen, nextGen int64, current, next []metav1.Condition, now time.Time, inProgress ...string) time.Duration {
-	if currentGen != nextGen {
+	unobserved := currentGen < 1 && len(current) == 0
+	if !notReadyFor(next, inProgress) || (!unobserved && (currentGen != nextGen || !notReadyFor(current, inProgress))) {
 		return 0
-	}
-	for _, conds := range [][]metav1.Condition{current, next} {
-		if !notReadyFor(conds, inProgress) {
-			return 0
-		}
 	}
 	return created.Add(FirstRolloutSettle).Sub(now)
 }

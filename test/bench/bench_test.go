@@ -37,13 +37,14 @@ func TestBenchSmall(t *testing.T) {
 	t.Run("WebApp", func(t *testing.T) {
 		res, cfg := runSmall(t, "WebApp", 20)
 		// Each of these WebApps is Ready well within the settle delay, so
-		// first convergence is a Deployment, a Service and two status
-		// writes: one at the first reconcile (so that kstatus reads the
-		// WebApp as in progress) and Ready. A reconcile that reads the
-		// WebApp from a cache that has not yet seen its status write repeats
-		// it (a no-op on the server); on a slow or loaded machine (other
-		// clusters' tests beside this one) a few WebApps in twenty may see
-		// that. make bench measures the rate.
+		// first convergence is a Deployment, a Service and one status
+		// write, at Ready (kstatus reads the CRD's default
+		// observedGeneration -1 as in progress until then). A reconcile
+		// that reads the WebApp from a cache that has not yet seen its
+		// status write repeats it (a no-op on the server), and a WebApp not
+		// Ready 30 s after its creation gets a second write; on a slow or
+		// loaded machine (other clusters' tests beside this one) a few
+		// WebApps in twenty may see either. make bench measures the rate.
 		fc := res.FirstConvergence
 		for _, k := range []string{"apply deployments", "apply services"} {
 			if got := fc.RequestsPerObj[k]; got != 1 {
@@ -51,8 +52,8 @@ func TestBenchSmall(t *testing.T) {
 			}
 		}
 		status := fc.RequestsPerObj["patch webapps/status"]
-		if status < 2 || status > 2.5 {
-			t.Errorf("status writes per WebApp = %v, want 2 to 2.5 (all: %v)", status, fc.RequestsPerObj)
+		if status < 1 || status > 1.5 {
+			t.Errorf("status writes per WebApp = %v, want 1 to 1.5 (all: %v)", status, fc.RequestsPerObj)
 		}
 		if !near(fc.ObjectWritesPer, 2+status) {
 			t.Errorf("object writes per WebApp = %v, want 2 + %v status (all: %v)", fc.ObjectWritesPer, status, fc.RequestsPerObj)
@@ -79,13 +80,14 @@ func TestBenchSmall(t *testing.T) {
 				t.Errorf("%s per Database = %v, want %v (all: %v)", k, got, n, fc.RequestsPerObj)
 			}
 		}
-		// The status is written at the first reconcile (Creating, so that
-		// kstatus reads the Database as in progress) and at Ready, the
-		// steps between held back; a reconcile that reads a stale cache
-		// repeats the first.
+		// The status is written once, at Ready, the steps before it held
+		// back (kstatus reads the CRD's default observedGeneration -1 as
+		// in progress meanwhile); a second time only for a Database not
+		// Ready 30 s after its creation (v1alpha1.FirstRolloutSettle), as
+		// on a loaded machine.
 		status := fc.RequestsPerObj["patch databases/status"]
-		if status < 2 || status > 2.5 {
-			t.Errorf("status writes per Database = %v, want 2 to 2.5", status)
+		if status < 1 || status > 2 {
+			t.Errorf("status writes per Database = %v, want 1 to 2", status)
 		}
 		if !near(fc.ObjectWritesPer, fixed+status) {
 			t.Errorf("object writes per Database = %v, want %v + %v status (all: %v)", fc.ObjectWritesPer, fixed, status, fc.RequestsPerObj)

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -164,12 +165,16 @@ func TestMemcached(t *testing.T) {
 	if svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.Spec.Ports[0].Port != 11211 {
 		t.Errorf("service is not headless on 11211: %+v", svc.Spec)
 	}
-	waitFor(t, c, func(c *v1alpha1.Cache) error {
-		if c.Status.Phase != v1alpha1.CacheDeploying {
-			return fmt.Errorf("phase %q, want Deploying while the Deployment has no ready pods", c.Status.Phase)
-		}
-		return nil
-	})
+	// While the Deployment has no ready pods the status is held back
+	// (v1alpha1.SettleDelay): the CRD's default says "not observed yet".
+	held := &v1alpha1.Cache{}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(c), held); err != nil {
+		t.Fatal(err)
+	}
+	if age := time.Since(held.CreationTimestamp.Time); age < v1alpha1.FirstRolloutSettle-5*time.Second &&
+		(held.Status.ObservedGeneration != -1 || len(held.Status.Conditions) > 0) {
+		t.Errorf("deploying, %v old: status %+v, want the CRD's default (observedGeneration -1) until Ready", age, held.Status)
+	}
 
 	markDeploymentReady(t, dep)
 	createPod(t, dep, "sessions-a")

@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -192,9 +193,15 @@ func TestCreatesItsChildrenAndBecomesReady(t *testing.T) {
 	if err := get(t, ns, "orders", &policyv1.PodDisruptionBudget{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a single instance got a PodDisruptionBudget (err %v)", err)
 	}
-	waitFor(t, ns, "orders", "phase Creating", func(db *v1alpha1.Database) bool {
-		return db.Status.Phase == v1alpha1.DatabaseCreating && slices.Contains(db.Finalizers, v1alpha1.DatabaseFinalizer)
+	creating := waitFor(t, ns, "orders", "the finalizer", func(db *v1alpha1.Database) bool {
+		return slices.Contains(db.Finalizers, v1alpha1.DatabaseFinalizer)
 	})
+	// The first status is held back until Ready (v1alpha1.SettleDelay):
+	// meanwhile the CRD's default says "not observed yet" to kstatus.
+	if age := time.Since(creating.CreationTimestamp.Time); age < v1alpha1.FirstRolloutSettle-5*time.Second &&
+		(creating.Status.ObservedGeneration != -1 || len(creating.Status.Conditions) > 0) {
+		t.Errorf("creating, %v old: status %+v, want the CRD's default (observedGeneration -1) until Ready", age, creating.Status)
+	}
 
 	markRolledOut(t, ns, "orders", 1)
 	db := waitFor(t, ns, "orders", "Ready", isReady)
@@ -564,6 +571,7 @@ func TestShortestDatabase(t *testing.T) {
 	if got := sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "10Gi" {
 		t.Errorf("the claim template asks for %s, want the medium preset's 10Gi", got.String())
 	}
+	markRolledOut(t, ns, "short", -1) // a new Database's first status is written at Ready
 	eventually(t, func() error {
 		db := &v1alpha1.Database{}
 		if err := get(t, ns, "short", db); err != nil {
@@ -573,7 +581,7 @@ func TestShortestDatabase(t *testing.T) {
 			return fmt.Errorf("spec.storage.size was set to %s", db.Spec.Storage.Size.String())
 		}
 		if db.Status.StorageSize == nil || db.Status.StorageSize.String() != "10Gi" {
-			return fmt.Errorf("status.storageSize = %v, want 10Gi", db.Status.StorageSize)
+			return fmt.Errorf("status.storageSize = %v, want 10Gi; status %+v", db.Status.StorageSize, db.Status)
 		}
 		return nil
 	})
@@ -851,7 +859,7 @@ func oldBackup(ns string) *v1alpha1.Backup {
 func TestBackupIsCreatedOnceReadyAndRemovedWhenDisabled(t *testing.T) {
 	ns := namespace(t)
 	create(t, newDatabase(ns, "db", withBackup))
-	waitFor(t, ns, "db", "Creating", func(db *v1alpha1.Database) bool { return db.Status.Phase == v1alpha1.DatabaseCreating })
+	statefulSet(t, ns, "db")
 	if err := get(t, ns, "db-backup", &v1alpha1.Backup{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("the Backup exists before the Database is Ready (%v)", err)
 	}
@@ -929,9 +937,16 @@ func TestBootstrapFromBackupRestoresBeforeReady(t *testing.T) {
 	ns := namespace(t)
 	create(t, oldBackup(ns))
 	create(t, newDatabase(ns, "db", withBootstrap, withBackup))
-	db := waitFor(t, ns, "db", "waiting for an instance", func(db *v1alpha1.Database) bool {
-		c := condition(db, v1alpha1.ConditionBootstrapped)
-		return c != nil && c.Reason == v1alpha1.ReasonWaitingForInstance
+	// Creating, the status is held back until FirstRolloutSettle has passed.
+	db := &v1alpha1.Database{}
+	apitest.Eventually(t, v1alpha1.FirstRolloutSettle+timeout, func() error {
+		if err := get(t, ns, "db", db); err != nil {
+			return err
+		}
+		if c := condition(db, v1alpha1.ConditionBootstrapped); c == nil || c.Reason != v1alpha1.ReasonWaitingForInstance {
+			return fmt.Errorf("waiting for an instance; status: %+v", db.Status)
+		}
+		return nil
 	})
 	if db.Status.BootstrapRestore != "" {
 		t.Errorf("bootstrapRestore = %q before any instance is ready", db.Status.BootstrapRestore)

@@ -142,8 +142,9 @@ func observedFields(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSt
 }
 
 // settleDelay holds back the status writes of a new Database during its
-// first rollout (v1alpha1.SettleDelay), but never a change of what the
-// status remembers for the operator: the term (after which an empty data
+// first rollout, the first one included (v1alpha1.SettleDelay): most
+// Databases get one status write, at Ready. Never held is a change of what
+// the status remembers for the operator: the term (after which an empty data
 // directory is lost data), a role change, a bootstrap restore.
 func settleDelay(db *v1alpha1.Database, next v1alpha1.DatabaseStatus, now time.Time) time.Duration {
 	cur := db.Status

@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
@@ -129,15 +130,25 @@ func TestIsInstancePod(t *testing.T) {
 	}
 }
 
-// TestSettleDelay holds back the status of a new Database between its first
-// write and Ready, but not a change of the term it remembers, and not Ready.
+// TestSettleDelay holds back the status of a new Database until Ready, its
+// first write included, but not a change of the term it remembers, not a
+// problem, and not Ready.
 func TestSettleDelay(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	db := orders(nil)
 	db.CreationTimestamp = metav1.NewTime(now.Add(-time.Second))
 	first := computeStatus(db, observed{statefulSet: instances(0)})
-	if got := settleDelay(db, first, now); got != 0 {
-		t.Errorf("no status yet: delay %s, want none (the first status is written at once)", got)
+	// Before its first write the status is the CRD's default.
+	db.Status.ObservedGeneration = -1
+	if got := settleDelay(db, first, now); got != v1alpha1.FirstRolloutSettle-time.Second {
+		t.Errorf("no status yet, creating: delay %s, want %s", got, v1alpha1.FirstRolloutSettle-time.Second)
+	}
+	if got := settleDelay(db, first, now.Add(v1alpha1.FirstRolloutSettle)); got > 0 {
+		t.Errorf("no status yet, past the settle time: delay %s, want none", got)
+	}
+	broken := computeStatus(db, observed{problem: &conditions.Problem{Reason: v1alpha1.ReasonCredentialsNotFound, Message: "no Secret"}})
+	if got := settleDelay(db, broken, now); got != 0 {
+		t.Errorf("no status yet, a problem: delay %s, want none", got)
 	}
 	db.Status = *first.DeepCopy()
 	later := *first.DeepCopy()

@@ -51,7 +51,6 @@ func TestCrashLoopingInstanceDegradesAndRecovers(t *testing.T) {
 			t.Errorf("container %s: terminationMessagePolicy %q, want FallbackToLogsOnError", c.Name, c.TerminationMessagePolicy)
 		}
 	}
-	waitFor(t, ns, "orders", "phase Creating", func(db *v1alpha1.Database) bool { return db.Status.Phase == v1alpha1.DatabaseCreating })
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "orders-0", Namespace: ns, Labels: sts.Spec.Template.Labels},

@@ -207,11 +207,14 @@ func TestRestoreFromABackupIntoADatabase(t *testing.T) {
 	expectEvent(t, ns, v1alpha1.ReasonWaitingForBackup)
 
 	create(t, newBackup(ns, "nightly", "db"))
-	// The message names the Database and its Ready reason.
+	// The message names the Database and where it stands: no status yet
+	// (a new Database's first status is held back until it is Ready, or
+	// for 30 s), or its Ready reason.
 	waitFor(t, ns, "WaitingForDatabase", func(r *v1alpha1.Restore) bool {
 		c := meta.FindStatusCondition(r.Status.Conditions, v1alpha1.ConditionReady)
 		return r.Status.Phase == v1alpha1.RestorePending && c != nil && c.Reason == v1alpha1.ReasonWaitingForDatabase &&
-			strings.Contains(c.Message, "Database db") && strings.Contains(c.Message, v1alpha1.ReasonCreating)
+			strings.Contains(c.Message, "Database db") &&
+			(strings.Contains(c.Message, "no status yet") || strings.Contains(c.Message, v1alpha1.ReasonCreating))
 	})
 	expectEvent(t, ns, v1alpha1.ReasonWaitingForDatabase)
 	if err := get(ns, "r-restore", &batchv1.Job{}); !apierrors.IsNotFound(err) {

@@ -131,7 +131,8 @@ func TestDatabaseBinding(t *testing.T) {
 	app := createApp(t, ns, "orders", func(a *v1alpha1.WebApp) {
 		a.Spec.Database = &v1alpha1.WebAppBinding{Ref: "orders-db"}
 	})
-	waitsWith(t, app, v1alpha1.ReasonWaitingForDatabase, "orders-db", "Ready is False")
+	// A new Database has no status until it is Ready (or 30 s old).
+	waitsWith(t, app, v1alpha1.ReasonWaitingForDatabase, "orders-db", "no Ready condition yet")
 	noDeployment(t, ns, "orders")
 
 	markDatabaseReady(t, db)

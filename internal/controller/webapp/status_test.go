@@ -260,8 +260,16 @@ func TestSettleDelay(t *testing.T) {
 	running := computeStatus(app, observed{deployment: deployment(1, 1, 1, 1, 1, 1, 1)})
 	waiting := computeStatus(app, observed{waiting: &conditions.Problem{Reason: v1alpha1.ReasonWaitingForPullSecret, Message: "Waiting"}})
 
-	if got := settleDelay(app, creating, created.Add(100*time.Millisecond)); got != 0 {
-		t.Errorf("no status yet: delay %s, want none (the first status is written at once)", got)
+	// Before its first write the status is the CRD's default.
+	app.Status.ObservedGeneration = -1
+	if got := settleDelay(app, creating, created.Add(100*time.Millisecond)); got != v1alpha1.FirstRolloutSettle-100*time.Millisecond {
+		t.Errorf("no status yet, creating: delay %s, want %s", got, v1alpha1.FirstRolloutSettle-100*time.Millisecond)
+	}
+	if got := settleDelay(app, waiting, created.Add(100*time.Millisecond)); got != 0 {
+		t.Errorf("no status yet, waiting for a Secret: delay %s, want none", got)
+	}
+	if got := settleDelay(app, running, created.Add(100*time.Millisecond)); got != 0 {
+		t.Errorf("no status yet, ready: delay %s, want none", got)
 	}
 	app.Status = *creating.DeepCopy()
 	if got := settleDelay(app, creating, created.Add(500*time.Millisecond)); got != v1alpha1.FirstRolloutSettle-500*time.Millisecond {
