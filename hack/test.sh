@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs the tests of every package for make test. The real-node suite is the
+# Runs the tests of every package for make test, then, when FUZZTIME is set,
+# every fuzz test for that long (hack/fuzz.sh). The real-node suite is the
 # longest and mostly waits for pods, so it starts first, beside the other
-# packages, instead of after most of them; its output follows theirs.
+# packages and the fuzz tests, instead of after them; its output follows
+# theirs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 realnode=./test/e2e/realnode
@@ -13,10 +15,14 @@ pid=$!
 rc=0
 # shellcheck disable=SC2046,SC2086
 go test ${GO_TEST_FLAGS:-} $(go list ./... | grep -v "/test/e2e/realnode$") || rc=$?
+fuzzrc=0
+if [ -n "${FUZZTIME:-}" ]; then
+  hack/fuzz.sh || fuzzrc=$?
+fi
 realrc=0
 wait "$pid" || realrc=$?
 cat "$log"
-if [ "$rc" -ne 0 ] || [ "$realrc" -ne 0 ]; then
-  echo "make test: go test failed (packages: exit $rc, $realnode: exit $realrc)" >&2
+if [ "$rc" -ne 0 ] || [ "$fuzzrc" -ne 0 ] || [ "$realrc" -ne 0 ]; then
+  echo "make test: failed (packages: exit $rc, fuzz tests: exit $fuzzrc, $realnode: exit $realrc)" >&2
   exit 1
 fi

@@ -199,13 +199,13 @@ func runFailover(t *testing.T, hc *haCase) {
 	watch.check(t)
 }
 
-// failoverRounds is how many times each disruption is done: 5, or
-// STEWARD_FAILOVER_ROUNDS.
+// failoverRounds is how many times each disruption is done: 2 in make
+// test, or STEWARD_FAILOVER_ROUNDS (make bench-failover: 5).
 func failoverRounds(t *testing.T) int {
 	t.Helper()
 	v := os.Getenv(failoverRoundsEnv)
 	if v == "" {
-		return 5
+		return 2
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
