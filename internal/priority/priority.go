@@ -20,13 +20,17 @@ package priority
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -71,4 +75,48 @@ const MaxRecheck = 5 * time.Minute
 // once through its watch.
 func RecheckAfter(waited, lo, hi time.Duration) reconcile.Result {
 	return reconcile.Result{RequeueAfter: min(max(waited, lo), hi), Priority: new(Recheck)}
+}
+
+// StatusOnly is the queue priority of an update that changed nothing but
+// an object's status, most often the echo of the controller's own status
+// write: below new objects, spec changes and child events, above rechecks.
+// The next reconcile of such an object has nothing new to do in most
+// cases, and a thousand of them (the echoes of a bulk create's first
+// status writes) would otherwise hold a new object back behind them.
+const StatusOnly = -1
+
+// NotStatusOnly is the For watch's predicate that leaves an update that
+// changed nothing but the status to StatusOnlyLast.
+func NotStatusOnly() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool { return !statusOnly(e.ObjectOld, e.ObjectNew) }}
+}
+
+// StatusOnlyLast enqueues, at StatusOnly, an update that changed nothing
+// but the object's status. Watch the kind with it beside a For watch
+// filtered by NotStatusOnly.
+func StatusOnlyLast() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	return handler.TypedFuncs[client.Object, reconcile.Request]{
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if !statusOnly(e.ObjectOld, e.ObjectNew) {
+				return
+			}
+			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)}
+			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+				pq.AddWithOpts(priorityqueue.AddOpts{Priority: new(StatusOnly)}, req)
+				return
+			}
+			q.Add(req)
+		},
+	}
+}
+
+// statusOnly reports whether an update left the object's spec (its
+// generation) and the metadata a controller acts on as they were.
+func statusOnly(old, obj client.Object) bool {
+	return old.GetGeneration() == obj.GetGeneration() &&
+		old.GetDeletionTimestamp().Equal(obj.GetDeletionTimestamp()) &&
+		maps.Equal(old.GetLabels(), obj.GetLabels()) &&
+		maps.Equal(old.GetAnnotations(), obj.GetAnnotations()) &&
+		slices.Equal(old.GetFinalizers(), obj.GetFinalizers()) &&
+		equality.Semantic.DeepEqual(old.GetOwnerReferences(), obj.GetOwnerReferences())
 }

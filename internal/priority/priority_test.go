@@ -53,3 +53,50 @@ func TestSpecChangesGoFirst(t *testing.T) {
 		t.Errorf("first out: %s at priority %d, want shop at %d", item.Name, prio, SpecChange)
 	}
 }
+
+// TestStatusOnlyLast: an update that changed only the status waits behind
+// an object at the default priority (a new one, a child's event), and the
+// For watch's predicate leaves it out; any other update is the For watch's.
+func TestStatusOnlyLast(t *testing.T) {
+	q := priorityqueue.New[reconcile.Request]("test")
+	defer q.ShutDown()
+	h, pred := StatusOnlyLast(), NotStatusOnly()
+
+	old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "echo", Generation: 1}}
+	echo := old.DeepCopy()
+	echo.Status.Phase = corev1.PodRunning
+	if pred.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: echo}) {
+		t.Error("the For watch's predicate lets a status-only update through")
+	}
+	h.Update(context.Background(), event.TypedUpdateEvent[client.Object]{ObjectOld: old, ObjectNew: echo}, q)
+	q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "prod", Name: "new"}})
+
+	for _, want := range []struct {
+		name string
+		prio int
+	}{{"new", 0}, {"echo", StatusOnly}} {
+		item, prio, _ := q.GetWithPriority()
+		if item.Name != want.name || prio != want.prio {
+			t.Errorf("out: %s at priority %d, want %s at %d", item.Name, prio, want.name, want.prio)
+		}
+		q.Done(item)
+	}
+
+	for what, change := range map[string]func(*corev1.Pod){
+		"spec":       func(p *corev1.Pod) { p.Generation++ },
+		"label":      func(p *corev1.Pod) { p.Labels = map[string]string{"a": "b"} },
+		"annotation": func(p *corev1.Pod) { p.Annotations = map[string]string{"steward.dev/switchover": "any"} },
+		"finalizer":  func(p *corev1.Pod) { p.Finalizers = []string{"steward.dev/finalizer"} },
+		"deletion":   func(p *corev1.Pod) { p.DeletionTimestamp = new(metav1.Now()) },
+	} {
+		upd := old.DeepCopy()
+		change(upd)
+		if !pred.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: upd}) {
+			t.Errorf("a %s change is left out of the For watch", what)
+		}
+		h.Update(context.Background(), event.TypedUpdateEvent[client.Object]{ObjectOld: old, ObjectNew: upd}, q)
+		if n := q.Len(); n != 0 {
+			t.Errorf("a %s change was enqueued at StatusOnly too", what)
+		}
+	}
+}
