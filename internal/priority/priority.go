@@ -48,12 +48,7 @@ func SpecChangesFirst() handler.TypedEventHandler[client.Object, reconcile.Reque
 			if e.ObjectOld.GetGeneration() == e.ObjectNew.GetGeneration() {
 				return
 			}
-			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)}
-			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
-				pq.AddWithOpts(priorityqueue.AddOpts{Priority: new(SpecChange)}, req)
-				return
-			}
-			q.Add(req)
+			enqueueAt(q, e.ObjectNew, SpecChange)
 		},
 	}
 }
@@ -100,12 +95,7 @@ func StatusOnlyLast() handler.TypedEventHandler[client.Object, reconcile.Request
 			if !statusOnly(e.ObjectOld, e.ObjectNew) {
 				return
 			}
-			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)}
-			if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
-				pq.AddWithOpts(priorityqueue.AddOpts{Priority: new(StatusOnly)}, req)
-				return
-			}
-			q.Add(req)
+			enqueueAt(q, e.ObjectNew, StatusOnly)
 		},
 	}
 }
@@ -119,4 +109,15 @@ func statusOnly(old, obj client.Object) bool {
 		maps.Equal(old.GetAnnotations(), obj.GetAnnotations()) &&
 		slices.Equal(old.GetFinalizers(), obj.GetFinalizers()) &&
 		equality.Semantic.DeepEqual(old.GetOwnerReferences(), obj.GetOwnerReferences())
+}
+
+// enqueueAt adds obj to q at priority prio, or plainly to a queue without
+// priorities.
+func enqueueAt(q workqueue.TypedRateLimitingInterface[reconcile.Request], obj client.Object, prio int) {
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)}
+	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: new(prio)}, req)
+		return
+	}
+	q.Add(req)
 }
