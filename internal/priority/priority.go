@@ -21,7 +21,6 @@ package priority
 import (
 	"context"
 	"maps"
-	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -72,42 +71,44 @@ func RecheckAfter(waited, lo, hi time.Duration) reconcile.Result {
 	return reconcile.Result{RequeueAfter: min(max(waited, lo), hi), Priority: new(Recheck)}
 }
 
-// StatusOnly is the queue priority of an update that changed nothing but
-// an object's status, most often the echo of the controller's own status
-// write: below new objects, spec changes and child events, above rechecks.
-// The next reconcile of such an object has nothing new to do in most
-// cases, and a thousand of them (the echoes of a bulk create's first
-// status writes) would otherwise hold a new object back behind them.
-const StatusOnly = -1
+// Echo is the queue priority of an update that changed nothing the
+// controllers act on, only an object's status or its finalizers: most often
+// the echo of the operator's own writes (a first reconcile adds the
+// finalizer and writes the status, which comes back as two updates). It is
+// below new objects, spec changes and child events, above rechecks: the
+// next reconcile of such an object has nothing new to do in most cases, and
+// a thousand of them (the echoes of a bulk create) would otherwise hold a
+// new object back behind them.
+const Echo = -1
 
-// NotStatusOnly is the For watch's predicate that leaves an update that
-// changed nothing but the status to StatusOnlyLast.
-func NotStatusOnly() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool { return !statusOnly(e.ObjectOld, e.ObjectNew) }}
+// NotEcho is the For watch's predicate that leaves an echo (see Echo) to
+// EchoesLast.
+func NotEcho() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool { return !echo(e.ObjectOld, e.ObjectNew) }}
 }
 
-// StatusOnlyLast enqueues, at StatusOnly, an update that changed nothing
-// but the object's status. Watch the kind with it beside a For watch
-// filtered by NotStatusOnly.
-func StatusOnlyLast() handler.TypedEventHandler[client.Object, reconcile.Request] {
+// EchoesLast enqueues an echo (an update that changed only the status or
+// the finalizers) at Echo. Watch the kind with it beside a For watch
+// filtered by NotEcho.
+func EchoesLast() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	return handler.TypedFuncs[client.Object, reconcile.Request]{
 		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if !statusOnly(e.ObjectOld, e.ObjectNew) {
-				return
+			if echo(e.ObjectOld, e.ObjectNew) {
+				enqueueAt(q, e.ObjectNew, Echo)
 			}
-			enqueueAt(q, e.ObjectNew, StatusOnly)
 		},
 	}
 }
 
-// statusOnly reports whether an update left the object's spec (its
-// generation) and the metadata a controller acts on as they were.
-func statusOnly(old, obj client.Object) bool {
+// echo reports whether an update left the object's spec (its generation)
+// and the metadata the controllers act on (labels, annotations, deletion,
+// owners) as they were. A finalizer added or removed is not acted on: the
+// deletion is, which sets the deletion timestamp.
+func echo(old, obj client.Object) bool {
 	return old.GetGeneration() == obj.GetGeneration() &&
 		old.GetDeletionTimestamp().Equal(obj.GetDeletionTimestamp()) &&
 		maps.Equal(old.GetLabels(), obj.GetLabels()) &&
 		maps.Equal(old.GetAnnotations(), obj.GetAnnotations()) &&
-		slices.Equal(old.GetFinalizers(), obj.GetFinalizers()) &&
 		equality.Semantic.DeepEqual(old.GetOwnerReferences(), obj.GetOwnerReferences())
 }
 

@@ -54,27 +54,33 @@ func TestSpecChangesGoFirst(t *testing.T) {
 	}
 }
 
-// TestStatusOnlyLast: an update that changed only the status waits behind
-// an object at the default priority (a new one, a child's event), and the
-// For watch's predicate leaves it out; any other update is the For watch's.
-func TestStatusOnlyLast(t *testing.T) {
+// TestEchoesLast: an update that changed only the status or the
+// finalizers waits behind an object at the default priority (a new one, a
+// child's event), and the For watch's predicate leaves it out; any other
+// update is the For watch's.
+func TestEchoesLast(t *testing.T) {
 	q := priorityqueue.New[reconcile.Request]("test")
 	defer q.ShutDown()
-	h, pred := StatusOnlyLast(), NotStatusOnly()
+	h, pred := EchoesLast(), NotEcho()
 
 	old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "echo", Generation: 1}}
-	echo := old.DeepCopy()
-	echo.Status.Phase = corev1.PodRunning
-	if pred.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: echo}) {
-		t.Error("the For watch's predicate lets a status-only update through")
+	status := old.DeepCopy()
+	status.Status.Phase = corev1.PodRunning
+	finalizer := old.DeepCopy()
+	finalizer.Name = "finalizer"
+	finalizer.Finalizers = []string{"steward.dev/finalizer"}
+	for _, e := range []event.UpdateEvent{{ObjectOld: old, ObjectNew: status}, {ObjectOld: old, ObjectNew: finalizer}} {
+		if pred.Update(e) {
+			t.Errorf("the For watch's predicate lets an echo through: %s", e.ObjectNew.GetName())
+		}
+		h.Update(context.Background(), e, q)
 	}
-	h.Update(context.Background(), event.TypedUpdateEvent[client.Object]{ObjectOld: old, ObjectNew: echo}, q)
 	q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: "prod", Name: "new"}})
 
 	for _, want := range []struct {
 		name string
 		prio int
-	}{{"new", 0}, {"echo", StatusOnly}} {
+	}{{"new", 0}, {"echo", Echo}, {"finalizer", Echo}} {
 		item, prio, _ := q.GetWithPriority()
 		if item.Name != want.name || prio != want.prio {
 			t.Errorf("out: %s at priority %d, want %s at %d", item.Name, prio, want.name, want.prio)
@@ -86,7 +92,6 @@ func TestStatusOnlyLast(t *testing.T) {
 		"spec":       func(p *corev1.Pod) { p.Generation++ },
 		"label":      func(p *corev1.Pod) { p.Labels = map[string]string{"a": "b"} },
 		"annotation": func(p *corev1.Pod) { p.Annotations = map[string]string{"steward.dev/switchover": "any"} },
-		"finalizer":  func(p *corev1.Pod) { p.Finalizers = []string{"steward.dev/finalizer"} },
 		"deletion":   func(p *corev1.Pod) { p.DeletionTimestamp = new(metav1.Now()) },
 	} {
 		upd := old.DeepCopy()
@@ -96,7 +101,7 @@ func TestStatusOnlyLast(t *testing.T) {
 		}
 		h.Update(context.Background(), event.TypedUpdateEvent[client.Object]{ObjectOld: old, ObjectNew: upd}, q)
 		if n := q.Len(); n != 0 {
-			t.Errorf("a %s change was enqueued at StatusOnly too", what)
+			t.Errorf("a %s change was enqueued at Echo too", what)
 		}
 	}
 }

@@ -271,9 +271,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.Cache{}, builder.WithPredicates(priority.NotStatusOnly())).
+		For(&v1alpha1.Cache{}, builder.WithPredicates(priority.NotEcho())).
 		Watches(&v1alpha1.Cache{}, priority.SpecChangesFirst()).
-		Watches(&v1alpha1.Cache{}, priority.StatusOnlyLast()).
+		Watches(&v1alpha1.Cache{}, priority.EchoesLast()).
 		Owns(&appsv1.Deployment{}).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).

@@ -366,9 +366,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.Database{}, builder.WithPredicates(priority.NotStatusOnly())).
+		For(&v1alpha1.Database{}, builder.WithPredicates(priority.NotEcho())).
 		Watches(&v1alpha1.Database{}, priority.SpecChangesFirst()).
-		Watches(&v1alpha1.Database{}, priority.StatusOnlyLast()).
+		Watches(&v1alpha1.Database{}, priority.EchoesLast()).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).

@@ -291,9 +291,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.WebApp{}, builder.WithPredicates(priority.NotStatusOnly())).
+		For(&v1alpha1.WebApp{}, builder.WithPredicates(priority.NotEcho())).
 		Watches(&v1alpha1.WebApp{}, priority.SpecChangesFirst()).
-		Watches(&v1alpha1.WebApp{}, priority.StatusOnlyLast()).
+		Watches(&v1alpha1.WebApp{}, priority.EchoesLast()).
 		Watches(&v1alpha1.Database{}, handler.EnqueueRequestsFromMapFunc(boundWebApps(reader, databaseRefIndex)),
 			builder.WithPredicates(readinessChanged())).
 		Watches(&v1alpha1.Cache{}, handler.EnqueueRequestsFromMapFunc(boundWebApps(reader, cacheRefIndex)),
