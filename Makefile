@@ -111,7 +111,7 @@ bench: kube-bins build ## Run the scale benchmark on a local cluster (not part o
 	KUBEBUILDER_ASSETS=$(KUBE_BINS) go run ./test/bench $(BENCH_ARGS)
 
 .PHONY: bench-failover
-bench-failover: kube-bins build real-node ## As root: measure the write gaps of failovers and switchovers on real nodes, PostgreSQL and MariaDB (about 15 min; not part of make test).
+bench-failover: kube-bins build real-node ## As root: measure the write gaps of failovers and switchovers on real nodes, PostgreSQL and MariaDB (about 18 min; not part of make test).
 	STEWARD_REQUIRE_REAL_NODE=1 STEWARD_FAILOVER_ROUNDS=5 STEWARD_FAILOVER_REPORT=$(LOCALBIN)/failover KUBEBUILDER_ASSETS=$(KUBE_BINS) \
 		go test ./test/e2e/realnode -run '^Test(Postgres|MariaDB)Failover$$' -count=1 -timeout 60m
 	@for f in $(LOCALBIN)/failover/failover-*.txt; do echo "== $$f"; cat "$$f"; done
