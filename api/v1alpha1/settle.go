@@ -44,8 +44,12 @@ const FirstRolloutSettle = 30 * time.Second
 // wait) read as in progress ("latest observed generation is -1"). A new
 // object that converges within FirstRolloutSettle costs one status write.
 func SettleDelay(created time.Time, currentGen, nextGen int64, current, next []metav1.Condition, now time.Time, inProgress ...string) time.Duration {
-	unobserved := currentGen < 1 && len(current) == 0
-	if !notReadyFor(next, inProgress) || (!unobserved && (currentGen != nextGen || !notReadyFor(current, inProgress))) {
+	if !notReadyFor(next, inProgress) {
+		return 0
+	}
+	// A status written before: hold only a step within the same
+	// generation's first rollout.
+	if written := currentGen >= 1 || len(current) > 0; written && (currentGen != nextGen || !notReadyFor(current, inProgress)) {
 		return 0
 	}
 	return created.Add(FirstRolloutSettle).Sub(now)

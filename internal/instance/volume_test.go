@@ -83,9 +83,9 @@ func TestReadVolumeSeesWrites(t *testing.T) {
 			break
 		}
 		grown = append(grown, grew)
-		if len(grown) == 5 {
-			t.Errorf("used grew by %v bytes after each of five writes of %d", grown, size)
-		}
+	}
+	if len(grown) == 5 {
+		t.Errorf("used grew by %v bytes after each of five writes of %d", grown, size)
 	}
 	if _, err := readVolume(filepath.Join(dir, "missing")); err == nil {
 		t.Error("a missing directory was read")
