@@ -74,8 +74,8 @@ vet: ## Run go vet.
 lint: lint-go lint-chart ## Run golangci-lint and helm lint.
 
 .PHONY: lint-go
-lint-go: $(GOLANGCI_LINT) ## Run golangci-lint.
-	$(GOLANGCI_LINT) run ./...
+lint-go: $(GOLANGCI_LINT) ## Run golangci-lint (LINT_TIMEOUT overrides the configured 10m).
+	$(GOLANGCI_LINT) run $(if $(LINT_TIMEOUT),--timeout $(LINT_TIMEOUT)) ./...
 
 .PHONY: lint-chart
 lint-chart: $(HELM) ## Run helm lint on the chart.
