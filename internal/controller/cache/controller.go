@@ -105,7 +105,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	next := computeStatus(c, obs)
 	// A new Cache's status writes are held back during its first rollout,
 	// the first one included.
-	wait := v1alpha1.SettleDelay(c.CreationTimestamp.Time, c.Status.ObservedGeneration, next.ObservedGeneration,
+	wait := v1alpha1.SettleDelay(c.CreationTimestamp.Time, v1alpha1.FirstRolloutSettle, c.Status.ObservedGeneration, next.ObservedGeneration,
 		c.Status.Conditions, next.Conditions, time.Now(), v1alpha1.ReasonCreating)
 	if wait > 0 && err == nil {
 		if obs.recheck > 0 {

@@ -198,7 +198,7 @@ func TestCreatesItsChildrenAndBecomesReady(t *testing.T) {
 	})
 	// The first status is held back until Ready (v1alpha1.SettleDelay):
 	// meanwhile the CRD's default says "not observed yet" to kstatus.
-	if age := time.Since(creating.CreationTimestamp.Time); age < v1alpha1.FirstRolloutSettle-5*time.Second &&
+	if age := time.Since(creating.CreationTimestamp.Time); age < v1alpha1.DatabaseFirstRolloutSettle-5*time.Second &&
 		(creating.Status.ObservedGeneration != -1 || len(creating.Status.Conditions) > 0) {
 		t.Errorf("creating, %v old: status %+v, want the CRD's default (observedGeneration -1) until Ready", age, creating.Status)
 	}
@@ -939,7 +939,7 @@ func TestBootstrapFromBackupRestoresBeforeReady(t *testing.T) {
 	create(t, newDatabase(ns, "db", withBootstrap, withBackup))
 	// Creating, the status is held back until FirstRolloutSettle has passed.
 	db := &v1alpha1.Database{}
-	apitest.Eventually(t, v1alpha1.FirstRolloutSettle+timeout, func() error {
+	apitest.Eventually(t, v1alpha1.DatabaseFirstRolloutSettle+timeout, func() error {
 		if err := get(t, ns, "db", db); err != nil {
 			return err
 		}

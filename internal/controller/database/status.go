@@ -151,7 +151,7 @@ func settleDelay(db *v1alpha1.Database, next v1alpha1.DatabaseStatus, now time.T
 	if next.Term != cur.Term || next.BootstrapRestore != cur.BootstrapRestore || !equality.Semantic.DeepEqual(next.RoleChange, cur.RoleChange) {
 		return 0
 	}
-	return v1alpha1.SettleDelay(db.CreationTimestamp.Time, cur.ObservedGeneration, next.ObservedGeneration,
+	return v1alpha1.SettleDelay(db.CreationTimestamp.Time, v1alpha1.DatabaseFirstRolloutSettle, cur.ObservedGeneration, next.ObservedGeneration,
 		cur.Conditions, next.Conditions, now, v1alpha1.ReasonCreating)
 }
 

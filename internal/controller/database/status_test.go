@@ -140,10 +140,10 @@ func TestSettleDelay(t *testing.T) {
 	first := computeStatus(db, observed{statefulSet: instances(0)})
 	// Before its first write the status is the CRD's default.
 	db.Status.ObservedGeneration = -1
-	if got := settleDelay(db, first, now); got != v1alpha1.FirstRolloutSettle-time.Second {
-		t.Errorf("no status yet, creating: delay %s, want %s", got, v1alpha1.FirstRolloutSettle-time.Second)
+	if got := settleDelay(db, first, now); got != v1alpha1.DatabaseFirstRolloutSettle-time.Second {
+		t.Errorf("no status yet, creating: delay %s, want %s", got, v1alpha1.DatabaseFirstRolloutSettle-time.Second)
 	}
-	if got := settleDelay(db, first, now.Add(v1alpha1.FirstRolloutSettle)); got > 0 {
+	if got := settleDelay(db, first, now.Add(v1alpha1.DatabaseFirstRolloutSettle)); got > 0 {
 		t.Errorf("no status yet, past the settle time: delay %s, want none", got)
 	}
 	broken := computeStatus(db, observed{problem: &conditions.Problem{Reason: v1alpha1.ReasonCredentialsNotFound, Message: "no Secret"}})
@@ -154,15 +154,15 @@ func TestSettleDelay(t *testing.T) {
 	later := *first.DeepCopy()
 	later.ReadyReplicas = 0
 	later.Instances = []v1alpha1.DatabaseInstance{{Name: "orders-0"}}
-	if got := settleDelay(db, later, now); got != v1alpha1.FirstRolloutSettle-time.Second {
-		t.Errorf("creating, 1 s old: delay %s, want %s", got, v1alpha1.FirstRolloutSettle-time.Second)
+	if got := settleDelay(db, later, now); got != v1alpha1.DatabaseFirstRolloutSettle-time.Second {
+		t.Errorf("creating, 1 s old: delay %s, want %s", got, v1alpha1.DatabaseFirstRolloutSettle-time.Second)
 	}
 	served := *later.DeepCopy()
 	served.Term = 1
 	if got := settleDelay(db, served, now); got != 0 {
 		t.Errorf("the first primary served (term 1): delay %s, want none", got)
 	}
-	if got := settleDelay(db, later, now.Add(v1alpha1.FirstRolloutSettle)); got > 0 {
+	if got := settleDelay(db, later, now.Add(v1alpha1.DatabaseFirstRolloutSettle)); got > 0 {
 		t.Errorf("past the settle time: delay %s, want none", got)
 	}
 	ready := computeStatus(db, observed{statefulSet: instances(1)})

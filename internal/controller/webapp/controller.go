@@ -173,7 +173,7 @@ func (r *Reconciler) checkPullSecrets(ctx context.Context, app *v1alpha1.WebApp)
 // settleDelay holds back the status writes of a new WebApp during its first
 // rollout (v1alpha1.SettleDelay).
 func settleDelay(app *v1alpha1.WebApp, next v1alpha1.WebAppStatus, now time.Time) time.Duration {
-	return v1alpha1.SettleDelay(app.CreationTimestamp.Time, app.Status.ObservedGeneration, next.ObservedGeneration,
+	return v1alpha1.SettleDelay(app.CreationTimestamp.Time, v1alpha1.FirstRolloutSettle, app.Status.ObservedGeneration, next.ObservedGeneration,
 		app.Status.Conditions, next.Conditions, now, v1alpha1.ReasonCreating)
 }
 
