@@ -17,6 +17,7 @@ limitations under the License.
 package manager
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -88,10 +89,13 @@ const (
 	leaderLost      = "leader election lost"
 )
 
-// quietStepDown passes log through, except that the "leader election
-// lost" error which every shutdown produces is logged as the information
-// it is. A real loss of the leadership is not logged there: the manager
-// returns it from Start (see Run).
+// quietStepDown passes log through, except for two errors a shutdown
+// produces, logged as the information they are: the "leader election lost"
+// error which every shutdown produces, and an error that is only the
+// process' own context being canceled (a Lease renewal in flight when
+// SIGTERM came, say). A real loss of the leadership is not logged there:
+// the manager returns it from Start (see Run). A renewal that times out is
+// a deadline, not a cancellation, and stays an error.
 func quietStepDown(log logr.Logger) logr.Logger {
 	return log.WithSink(stepDownSink{log.GetSink()})
 }
@@ -99,8 +103,12 @@ func quietStepDown(log logr.Logger) logr.Logger {
 type stepDownSink struct{ logr.LogSink }
 
 func (s stepDownSink) Error(err error, msg string, kv ...any) {
-	if msg == stepDownMessage && err != nil && err.Error() == leaderLost {
+	switch {
+	case msg == stepDownMessage && err != nil && err.Error() == leaderLost:
 		s.Info(0, "Stopped campaigning for the leadership", kv...)
+		return
+	case errors.Is(err, context.Canceled):
+		s.Info(0, msg+" (stopping)", append(kv, "reason", err.Error())...)
 		return
 	}
 	s.LogSink.Error(err, msg, kv...)
