@@ -40,19 +40,20 @@ const FirstRolloutSettle = 30 * time.Second
 const DatabaseFirstRolloutSettle = 60 * time.Second
 
 // SettleDelay is how long to hold back a status write of an object created
-// at created, whose first rollout may hold its status for settle, from the status it has (currentGen, current) to the one just
-// computed (nextGen, next); zero means write now.
+// at created, whose first rollout may hold its status for settle, from the
+// status it has (currentGen, current) to the one just computed (nextGen,
+// next); zero means write now.
 //
 // inProgress are the reasons of the Ready condition during a first rollout
 // (Creating for most kinds). Only a status whose Ready condition is False
 // for one of them is held back, and only during the object's first settle
 // (FirstRolloutSettle, DatabaseFirstRolloutSettle): a new object's status is
 // written when it becomes Ready, runs into a problem, its spec changes, or
-// settle has passed since its creation, and not at each step of its first rollout. That
-// includes the first write: until then the status holds only the CRD's
-// default, observedGeneration -1, which kstatus-aware tools (Flux, kubectl
-// wait) read as in progress ("latest observed generation is -1"). A new
-// object that converges within settle costs one status write.
+// settle has passed since its creation, and not at each step of its first
+// rollout. That includes the first write: until then the status holds only
+// the CRD's default, observedGeneration -1, which kstatus-aware tools (Flux,
+// kubectl wait) read as in progress ("latest observed generation is -1"). A
+// new object that converges within settle costs one status write.
 func SettleDelay(created time.Time, settle time.Duration, currentGen, nextGen int64, current, next []metav1.Condition, now time.Time, inProgress ...string) time.Duration {
 	if !notReadyFor(next, inProgress) {
 		return 0

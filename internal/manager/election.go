@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -108,7 +109,7 @@ func (s stepDownSink) Error(err error, msg string, kv ...any) {
 		s.Info(0, "Stopped campaigning for the leadership", kv...)
 		return
 	case errors.Is(err, context.Canceled):
-		s.Info(0, msg+" (stopping)", append(kv, "reason", err.Error())...)
+		s.Info(0, msg+" (stopping)", slices.Concat(kv, []any{"reason", err.Error()})...)
 		return
 	}
 	s.LogSink.Error(err, msg, kv...)

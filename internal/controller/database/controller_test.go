@@ -937,7 +937,7 @@ func TestBootstrapFromBackupRestoresBeforeReady(t *testing.T) {
 	ns := namespace(t)
 	create(t, oldBackup(ns))
 	create(t, newDatabase(ns, "db", withBootstrap, withBackup))
-	// Creating, the status is held back until FirstRolloutSettle has passed.
+	// Creating, the status is held back until DatabaseFirstRolloutSettle has passed.
 	db := &v1alpha1.Database{}
 	apitest.Eventually(t, v1alpha1.DatabaseFirstRolloutSettle+timeout, func() error {
 		if err := get(t, ns, "db", db); err != nil {
