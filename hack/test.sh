@@ -8,21 +8,26 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 realnode=./test/e2e/realnode
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+pkglog=$(mktemp)
+trap 'rm -f "$log" "$pkglog"' EXIT
 # shellcheck disable=SC2086 # GO_TEST_FLAGS holds several flags.
 go test ${GO_TEST_FLAGS:-} "$realnode" >"$log" 2>&1 &
 pid=$!
 rc=0
 # shellcheck disable=SC2046,SC2086
-go test ${GO_TEST_FLAGS:-} $(go list ./... | grep -v "/test/e2e/realnode$") || rc=$?
+go test ${GO_TEST_FLAGS:-} $(go list ./... | grep -v "/test/e2e/realnode$") 2>&1 | tee "$pkglog" || rc=$?
 fuzzrc=0
 if [ -n "${FUZZTIME:-}" ]; then
-  hack/fuzz.sh || fuzzrc=$?
+  hack/fuzz.sh 2>&1 | tee -a "$pkglog" || fuzzrc=$?
 fi
 realrc=0
 wait "$pid" || realrc=$?
 cat "$log"
 if [ "$rc" -ne 0 ] || [ "$fuzzrc" -ne 0 ] || [ "$realrc" -ne 0 ]; then
+  # The real-node suite's dump of the cluster can be long: what failed is
+  # repeated after it.
+  echo "make test: what failed" >&2
+  awk -v keep=15 -f hack/failed-tests.awk "$pkglog" "$log" >&2
   echo "make test: failed (packages: exit $rc, fuzz tests: exit $fuzzrc, $realnode: exit $realrc)" >&2
   exit 1
 fi
