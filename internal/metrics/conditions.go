@@ -20,13 +20,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -36,10 +35,24 @@ import (
 // conditionsCollector exports, for every Steward object with a problem
 // condition (v1alpha1.ProblemConditions) that is True, the time it turned
 // True. Only objects with a problem have series, so the count stays small;
-// the alerts compare the value with time().
+// the alerts compare the value with time(). Each kind's objects are
+// followed from its informer's events (see follower), keeping only the
+// objects with a problem.
 type conditionsCollector struct {
-	reader client.Reader
-	desc   *prometheus.Desc
+	kinds []conditionedKind
+	desc  *prometheus.Desc
+}
+
+// conditionedKind is one kind's objects with a problem.
+type conditionedKind struct {
+	name    string
+	objects *follower[troubled]
+}
+
+// troubled is an object with a True problem condition.
+type troubled struct {
+	namespace, name string
+	problems        []metav1.Condition
 }
 
 var conditionsDesc = prometheus.NewDesc("steward_condition_true_since_timestamp_seconds",
@@ -47,14 +60,40 @@ var conditionsDesc = prometheus.NewDesc("steward_condition_true_since_timestamp_
 	[]string{"kind", "namespace", "name", "condition", "reason"}, nil)
 
 // RegisterConditions exports steward_condition_true_since_timestamp_seconds
-// from reader (the informer cache, at scrape time). Registering it again, as
+// from c (the informer cache, at scrape time). Registering it again, as
 // a second manager in one process does, replaces the first: the metric
 // reads the newest manager's cache.
-func RegisterConditions(reader client.Reader) error {
-	if err := registerReplacing(&conditionsCollector{reader: reader, desc: conditionsDesc}); err != nil {
+func RegisterConditions(c Cache) error {
+	if err := registerReplacing(newConditionsCollector(c, conditionsDesc)); err != nil {
 		return fmt.Errorf("registering the condition metric: %w", err)
 	}
 	return nil
+}
+
+func newConditionsCollector(c Cache, desc *prometheus.Desc) *conditionsCollector {
+	kinds := v1alpha1.ConditionedKinds()
+	names := slices.Sorted(maps.Keys(kinds))
+	collector := &conditionsCollector{desc: desc}
+	for _, name := range names {
+		collector.kinds = append(collector.kinds, conditionedKind{name: name, objects: newFollower(c, kinds[name], problemsOf)})
+	}
+	return collector
+}
+
+// problemsOf is an object's True problem conditions; false without any.
+func problemsOf(o client.Object) (troubled, bool) {
+	obj, ok := o.(v1alpha1.Conditioned)
+	if !ok {
+		return troubled{}, false
+	}
+	t := troubled{namespace: o.GetNamespace(), name: o.GetName()}
+	for _, cond := range obj.GetConditions() {
+		if cond.Status == metav1.ConditionTrue && slices.Contains(v1alpha1.ProblemConditions, cond.Type) {
+			// Only what the series carries: not the message.
+			t.problems = append(t.problems, metav1.Condition{Type: cond.Type, Reason: cond.Reason, LastTransitionTime: cond.LastTransitionTime})
+		}
+	}
+	return t, len(t.problems) > 0
 }
 
 // registerReplacing registers c, replacing an equal collector registered
@@ -75,33 +114,16 @@ func (c *conditionsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.des
 func (c *conditionsCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	kinds := v1alpha1.ConditionedKinds()
-	names := make([]string, 0, len(kinds))
-	for k := range kinds {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, kind := range names {
-		list := kinds[kind]()
-		// Read-only: the cache's objects are not copied at every scrape.
-		if err := c.reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-			ch <- prometheus.NewInvalidMetric(c.desc, fmt.Errorf("listing %ss: %w", kind, err))
-			continue
-		}
-		_ = meta.EachListItem(list, func(o runtime.Object) error {
-			obj, ok := o.(v1alpha1.Conditioned)
-			if !ok {
-				return nil
-			}
-			for _, cond := range obj.GetConditions() {
-				if cond.Status != "True" || !slices.Contains(v1alpha1.ProblemConditions, cond.Type) {
-					continue
-				}
+	for _, kind := range c.kinds {
+		err := kind.objects.each(ctx, func(t troubled) {
+			for _, cond := range t.problems {
 				ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue,
 					float64(cond.LastTransitionTime.Unix()),
-					kind, obj.GetNamespace(), obj.GetName(), cond.Type, cond.Reason)
+					kind.name, t.namespace, t.name, cond.Type, cond.Reason)
 			}
-			return nil
 		})
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(c.desc, fmt.Errorf("listing %ss: %w", kind.name, err))
+		}
 	}
 }

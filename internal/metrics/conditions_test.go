@@ -23,6 +23,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -30,10 +31,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -69,8 +70,8 @@ func TestConditionsCollector(t *testing.T) {
 	for _, o := range objs {
 		builder = builder.WithObjects(o)
 	}
-	c := &conditionsCollector{reader: builder.Build(), desc: prometheus.NewDesc("steward_condition_true_since_timestamp_seconds", "h",
-		[]string{"kind", "namespace", "name", "condition", "reason"}, nil)}
+	// No informer: every scrape lists.
+	c := newConditionsCollector(&fakeCache{Reader: builder.Build(), informers: &informertest.FakeInformers{Error: errors.New("no informers")}}, testDesc)
 	want := `# HELP steward_condition_true_since_timestamp_seconds h
 # TYPE steward_condition_true_since_timestamp_seconds gauge
 steward_condition_true_since_timestamp_seconds{condition="BackupStale",kind="Backup",name="nightly",namespace="b",reason="NoRecentSuccess"} 1.8e+09

@@ -24,8 +24,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -76,20 +74,15 @@ func newPhaseCollector(plural, kind string, phases []string, count PhaseCounter)
 }
 
 // RegisterListPhases exports steward_<plural>{phase}, counting the objects
-// newList lists from reader by phaseOf. Registering the same metric again,
-// as a second manager in one process does, replaces the first.
-func RegisterListPhases(reader client.Reader, newList func() client.ObjectList, plural, kind string, phases []string, phaseOf func(client.Object) string) error {
+// newList lists from c by phaseOf: from the events of the kind's informer
+// once the controllers have started it (a follower), by a list until then.
+// Registering the same metric again, as a second manager in one process
+// does, replaces the first.
+func RegisterListPhases(c Cache, newList func() client.ObjectList, plural, kind string, phases []string, phaseOf func(client.Object) string) error {
+	objects := newFollower(c, newList, func(o client.Object) (string, bool) { return phaseOf(o), true })
 	err := registerReplacing(newPhaseCollector(plural, kind, phases, func(ctx context.Context) (map[string]int, error) {
-		list := newList()
-		// Read-only: the cache's objects are not copied at every scrape.
-		if err := reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, err
-		}
 		counts := map[string]int{}
-		err := meta.EachListItem(list, func(o runtime.Object) error {
-			counts[phaseOf(o.(client.Object))]++
-			return nil
-		})
+		err := objects.each(ctx, func(phase string) { counts[phase]++ })
 		return counts, err
 	}))
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -349,6 +350,24 @@ func TestProgressDeadlineMakesItDegraded(t *testing.T) {
 		return nil
 	})
 	hasEvent(t, ns, "stuck", "Warning/ProgressDeadlineExceeded")
+
+	// The metric the alerts read follows the condition, from the
+	// informer's events, and forgets the WebApp once it is gone.
+	eventually(t, func() error {
+		if got := problemSeries(t, ns, "stuck"); !slices.Equal(got, []string{"Degraded/ProgressDeadlineExceeded", "Stalled/ProgressDeadlineExceeded"}) {
+			return fmt.Errorf("steward_condition_true_since_timestamp_seconds of the WebApp: %v", got)
+		}
+		return nil
+	})
+	if err := k8s.Delete(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error {
+		if got := problemSeries(t, ns, "stuck"); len(got) > 0 {
+			return fmt.Errorf("a deleted WebApp keeps its series: %v", got)
+		}
+		return nil
+	})
 }
 
 func TestNeverTakesOverAForeignObject(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -177,6 +178,24 @@ func samples(t *testing.T, name, label, value string) []*dto.Metric {
 			}
 		}
 	}
+	return found
+}
+
+// problemSeries lists, as condition/reason, the series of
+// steward_condition_true_since_timestamp_seconds of one WebApp.
+func problemSeries(t *testing.T, ns, name string) []string {
+	t.Helper()
+	var found []string
+	for _, m := range samples(t, "steward_condition_true_since_timestamp_seconds", "namespace", ns) {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		if l["kind"] == "WebApp" && l["name"] == name {
+			found = append(found, l["condition"]+"/"+l["reason"])
+		}
+	}
+	slices.Sort(found)
 	return found
 }
 

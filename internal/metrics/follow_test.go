@@ -1,0 +1,136 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metrics
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+)
+
+var testDesc = prometheus.NewDesc("steward_condition_true_since_timestamp_seconds", "h",
+	[]string{"kind", "namespace", "name", "condition", "reason"}, nil)
+
+// fakeCache lists a fake client's objects and hands out fake informers,
+// whose events the test sends. While notCached, it answers as the
+// operator's cache does for a kind no controller watches yet.
+type fakeCache struct {
+	client.Reader
+	informers *informertest.FakeInformers
+	notCached bool
+}
+
+var errNotCached = errors.New("the kind is not cached")
+
+func (c *fakeCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if c.notCached {
+		return errNotCached
+	}
+	return c.Reader.List(ctx, list, opts...)
+}
+
+func (c *fakeCache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	if c.notCached {
+		return nil, errors.New("an informer was asked for while the kind is not cached: it would start one")
+	}
+	return c.informers.GetInformerForKind(ctx, gvk, opts...)
+}
+
+// TestConditionsFollowTheInformer: while the kind is not cached, a scrape
+// fails as the list does and starts no informer; once the controllers'
+// informer exists, scrapes list until it has delivered its objects, then
+// read what its events said (adds, updates, deletes, deletes seen late).
+func TestConditionsFollowTheInformer(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	since := metav1.NewTime(time.Unix(1_800_000_000, 0))
+	app := func(name, degraded string) *v1alpha1.WebApp {
+		return &v1alpha1.WebApp{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "a"}, Status: v1alpha1.WebAppStatus{Conditions: []metav1.Condition{
+			{Type: v1alpha1.ConditionDegraded, Status: metav1.ConditionStatus(degraded), Reason: "CrashLooping", Message: "m", LastTransitionTime: since},
+		}}}
+	}
+	series := func(names ...string) string {
+		out := "# HELP steward_condition_true_since_timestamp_seconds h\n# TYPE steward_condition_true_since_timestamp_seconds gauge\n"
+		for _, n := range names {
+			out += `steward_condition_true_since_timestamp_seconds{condition="Degraded",kind="WebApp",name="` + n + `",namespace="a",reason="CrashLooping"} 1.8e+09` + "\n"
+		}
+		return out
+	}
+	// The fake client keeps "listed" Degraded throughout: a series for it
+	// after the informer synced would come from a list.
+	c := &fakeCache{
+		Reader:    fake.NewClientBuilder().WithScheme(scheme).WithObjects(app("listed", "True")).Build(),
+		informers: &informertest.FakeInformers{Scheme: scheme},
+		notCached: true,
+	}
+	collector := newConditionsCollector(c, testDesc)
+	if err := testutil.CollectAndCompare(collector, strings.NewReader("")); err == nil || !strings.Contains(err.Error(), errNotCached.Error()) {
+		t.Errorf("a scrape of a kind not cached: %v, want the list's error", err)
+	}
+
+	c.notCached = false
+	informer := controllertest.NewFakeInformer() // started, not synced
+	c.informers.InformersByGVK = map[schema.GroupVersionKind]toolscache.SharedIndexInformer{
+		v1alpha1.GroupVersion.WithKind("WebApp"): informer,
+	}
+	if err := testutil.CollectAndCompare(collector, strings.NewReader(series("listed"))); err != nil {
+		t.Errorf("before the informer synced: %v", err)
+	}
+
+	informer.Add(app("listed", "True"))
+	informer.Add(app("other", "True"))
+	informer.Synced()
+	if err := testutil.CollectAndCompare(collector, strings.NewReader(series("listed", "other"))); err != nil {
+		t.Errorf("after the informer synced: %v", err)
+	}
+	informer.Update(app("listed", "True"), app("listed", "False"))
+	if err := testutil.CollectAndCompare(collector, strings.NewReader(series("other"))); err != nil {
+		t.Errorf("after a problem ended: %v", err)
+	}
+	informer.Add(app("third", "True"))
+	informer.Add(app("fourth", "True"))
+	informer.Delete(app("other", "True"))
+	// A delete the informer learned of late comes as a tombstone.
+	var webapps *follower[troubled]
+	for _, k := range collector.kinds {
+		if k.name == "WebApp" {
+			webapps = k.objects
+		}
+	}
+	webapps.handler().OnDelete(toolscache.DeletedFinalStateUnknown{Key: "a/fourth", Obj: app("fourth", "True")})
+	if err := testutil.CollectAndCompare(collector, strings.NewReader(series("third"))); err != nil {
+		t.Errorf("after deletes: %v", err)
+	}
+}
