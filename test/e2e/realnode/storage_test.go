@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/steward-dev/steward/internal/testenv/devenv"
 	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
@@ -75,7 +76,13 @@ func (e storageEngine) fillUntilRefused(t *testing.T, pod string) (full time.Tim
 			return full
 		}
 	}
-	t.Fatalf("the insert failed, not for want of space: %s", refusal)
+	// Say whether the server's container restarted, and what it logged.
+	restarts, _ := devenv.Kubectl(context.WithoutCancel(t.Context()), cluster, nil, "get", "pod", pod,
+		"-o", "jsonpath={.status.containerStatuses[*].restartCount} {.status.containerStatuses[*].lastState}")
+	logs, _ := devenv.Kubectl(context.WithoutCancel(t.Context()), cluster, nil, "logs", pod, "-c", e.container, "--tail=30")
+	previous, _ := devenv.Kubectl(context.WithoutCancel(t.Context()), cluster, nil, "logs", pod, "-c", e.container, "--previous", "--tail=30")
+	t.Fatalf("the insert failed, not for want of space: %s\nrestarts and last state: %s\nthe server's log:\n%s\nits previous container's log:\n%s",
+		refusal, restarts, logs, previous)
 	return full
 }
 
