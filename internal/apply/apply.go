@@ -14,10 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package apply writes child objects with server-side apply, and only when
-// they need it: a reconcile that changes nothing sends nothing.
+// Package apply writes child objects, and only when they need it: a
+// reconcile that changes nothing sends nothing. A new child is created with
+// one Create; a child that needs a change is changed with server-side apply.
 //
-// Two checks decide whether to send an apply:
+// Two checks decide whether a child needs a change:
 //   - the hash of the desired configuration, stored in an annotation on the
 //     live object, catches every change Steward itself makes, including fields
 //     it stops setting (which server-side apply then removes);
@@ -40,7 +41,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -79,14 +82,20 @@ func conflict(kind string, obj client.Object) *Conflict {
 	return c
 }
 
+// CreateFieldOwner is the field manager of the Create that makes a child
+// the cache does not have. Before the first apply to that child, its fields
+// are handed over to FieldOwner (upgradeCreated), so that an apply which
+// stops setting a field removes it.
+const CreateFieldOwner = "steward-create"
+
 // Applier applies child objects of one owner kind.
 type Applier struct {
 	// Client writes, and reads from the cache.
 	Client client.Client
-	// Reader reads from the API server, bypassing the cache. It is used when
-	// the cache does not have a child: before creating it, to find an object
-	// of the same name that the cache cannot see (someone else's, or Steward's
-	// own just created and not yet cached).
+	// Reader reads from the API server, bypassing the cache. It is used for a
+	// child that needs a change: the cache strips the managed fields, may lag
+	// behind Steward's own writes, and holds only objects labelled as
+	// Steward's.
 	Reader client.Reader
 }
 
@@ -95,6 +104,12 @@ type Applier struct {
 // afterwards it holds the live object. desired must carry its apiVersion,
 // kind, name and namespace. ownerUID is the UID of the owner that controls
 // the child.
+//
+// A child the cache does not have is created with one Create, which fails
+// when an object of that name exists: Steward's own not yet cached, or
+// someone else's, which is never overwritten. Only then is it read from the
+// API server. A child that needs a change is read from the API server and
+// changed with server-side apply.
 func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, current client.Object, ownerUID types.UID) error {
 	want, err := toMap(desired)
 	if err != nil {
@@ -107,30 +122,78 @@ func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, 
 	setAnnotation(want, HashAnnotation, hash)
 	u := &unstructured.Unstructured{Object: want}
 
-	exists := current.GetUID() != ""
-	if ref := metav1.GetControllerOfNoCopy(current); exists && ref != nil && ref.UID != ownerUID {
-		// The cache holds every object labelled as Steward's, the
-		// children of other Steward objects too. One without a
-		// controller was released by an earlier owner of the same name
-		// (a Database's kept Secrets) for the caller to adopt.
-		return conflict(u.GetKind(), current)
-	}
-	if !exists {
-		if exists, err = a.lookUp(ctx, u, current, ownerUID); err != nil {
-			return err
+	if current.GetUID() != "" {
+		if ref := metav1.GetControllerOfNoCopy(current); ref != nil && ref.UID != ownerUID {
+			// The cache holds every object labelled as Steward's, the
+			// children of other Steward objects too. One without a
+			// controller was released by an earlier owner of the same name
+			// (a Database's kept Secrets) for the caller to adopt.
+			return conflict(u.GetKind(), current)
 		}
-	}
-	if exists {
 		if ok, err := upToDate(current, want, hash); ok || err != nil {
 			return err
 		}
+		return a.update(ctx, u, hash, current, ownerUID, true)
 	}
 
+	created := u.DeepCopy()
+	err = a.Client.Create(ctx, created, client.FieldOwner(CreateFieldOwner))
+	switch {
+	case err == nil:
+		return decode(created, current)
+	case !apierrors.IsAlreadyExists(err):
+		return fmt.Errorf("creating %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	return a.update(ctx, u, hash, current, ownerUID, false)
+}
+
+// update reads the child from the API server and applies u to it unless it
+// is up to date there. An object of the child's name that another owner
+// controls is a Conflict; so is one without a controller, unless adopt
+// (the cache has it: it is labelled as Steward's, released by an earlier
+// owner of the same name).
+func (a Applier) update(ctx context.Context, u *unstructured.Unstructured, hash string, current client.Object, ownerUID types.UID, adopt bool) error {
+	exists, err := a.lookUp(ctx, u, current, ownerUID, adopt)
+	if err != nil {
+		return err
+	}
+	if exists {
+		if ok, err := upToDate(current, u.Object, hash); ok || err != nil {
+			return err
+		}
+		if err := a.upgradeCreated(ctx, current); err != nil {
+			return err
+		}
+	}
+	// An object deleted since the cache saw it is created again by the apply.
 	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
+	return decode(u, current)
+}
+
+// upgradeCreated hands the fields that the Create of live set over to
+// FieldOwner's apply, once per child. Without it, an apply that stops
+// setting one of them would leave it in place: server-side apply removes
+// only the fields that no other field manager owns. live must be read from
+// the API server (the cache strips managed fields). The patch carries
+// live's resourceVersion: a concurrent change fails it, and the reconcile
+// is retried.
+func (a Applier) upgradeCreated(ctx context.Context, live client.Object) error {
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(CreateFieldOwner), FieldOwner)
+	if err != nil || patch == nil {
+		return err
+	}
+	if err := a.Client.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		return fmt.Errorf("handing the fields of %s over to server-side apply: %w", live.GetName(), err)
+	}
+	return nil
+}
+
+// decode copies the object the API server returned into current.
+func decode(u *unstructured.Unstructured, current client.Object) error {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, current); err != nil {
-		return fmt.Errorf("decoding applied %s %s: %w", u.GetKind(), u.GetName(), err)
+		return fmt.Errorf("decoding %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	return nil
 }
@@ -151,18 +214,17 @@ func upToDate(current client.Object, want map[string]any, hash string) (bool, er
 	return Contains(live, want), nil
 }
 
-// lookUp reads a child the cache does not have from the API server into
-// current, and reports whether it exists. The cache holds only objects
-// labelled as Steward's and may lag behind Steward's own writes; an object of
-// the child's name that the owner does not control is a Conflict.
-func (a Applier) lookUp(ctx context.Context, u *unstructured.Unstructured, current client.Object, ownerUID types.UID) (bool, error) {
+// lookUp reads the child from the API server into current, and reports
+// whether it exists. An object of the child's name that the owner does not
+// control is a Conflict, except, when adopt, one without a controller.
+func (a Applier) lookUp(ctx context.Context, u *unstructured.Unstructured, current client.Object, ownerUID types.UID, adopt bool) (bool, error) {
 	err := a.Reader.Get(ctx, client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetName()}, current)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("looking up %s %s: %w", u.GetKind(), u.GetName(), err)
-	case controlledBy(current, ownerUID):
+	case controlledBy(current, ownerUID), adopt && metav1.GetControllerOfNoCopy(current) == nil:
 		return true, nil
 	default:
 		return false, conflict(u.GetKind(), current)

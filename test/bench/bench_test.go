@@ -46,7 +46,7 @@ func TestBenchSmall(t *testing.T) {
 		// loaded machine (other clusters' tests beside this one) a few
 		// WebApps in twenty may see either. make bench measures the rate.
 		fc := res.FirstConvergence
-		for _, k := range []string{"apply deployments", "apply services"} {
+		for _, k := range []string{"create deployments", "create services"} {
 			if got := fc.RequestsPerObj[k]; got != 1 {
 				t.Errorf("%s per WebApp = %v, want 1", k, got)
 			}
@@ -64,13 +64,13 @@ func TestBenchSmall(t *testing.T) {
 	})
 	t.Run("Database", func(t *testing.T) {
 		res, cfg := runSmall(t, "Database", 10)
-		// Each child is applied once: two Secrets, the ConfigMap, three
+		// Each child is created once: two Secrets, the ConfigMap, three
 		// Services, the StatefulSet (one replica: no PodDisruptionBudget);
 		// one patch adds the finalizer and one labels the pod with its
 		// role.
 		fc := res.FirstConvergence
 		want := map[string]float64{
-			"apply secrets": 2, "apply configmaps": 1, "apply services": 3, "apply statefulsets": 1,
+			"create secrets": 2, "create configmaps": 1, "create services": 3, "create statefulsets": 1,
 			"patch databases": 1, "patch pods": 1,
 		}
 		fixed := 0.0
@@ -109,10 +109,10 @@ func TestBenchSmall(t *testing.T) {
 		if s.OrderViolations != 0 || s.OrderChecks != 3*cfg.Stacks {
 			t.Errorf("%d of %d dependency edges violated, want 0 of %d: %v", s.OrderViolations, s.OrderChecks, 3*cfg.Stacks, r.Violations)
 		}
-		// Each component is applied once and the finalizer added once;
+		// Each component is created once and the finalizer added once;
 		// the status is written when a component's readiness or reason
 		// changes, which depends on timing.
-		want := map[string]float64{"apply databases": 1, "apply caches": 1, "apply webapps": 2, "update appstacks": 1}
+		want := map[string]float64{"create databases": 1, "create caches": 1, "create webapps": 2, "update appstacks": 1}
 		for k, n := range want {
 			if got := s.RequestsPerStack[k]; got != n {
 				t.Errorf("%s per stack = %v, want %v (all: %v)", k, got, n, s.RequestsPerStack)

@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apply"
 )
 
 const timeout = 20 * time.Second
@@ -283,6 +284,55 @@ func TestChildLeavingTheSpecIsDeleted(t *testing.T) {
 	gone(t, named(&networkingv1.Ingress{}, ns, "trim"))
 	gone(t, named(&policyv1.PodDisruptionBudget{}, ns, "trim"))
 	waitFor(t, named(&appsv1.Deployment{}, ns, "trim"), nil)
+}
+
+// A Deployment is created with a Create; a field the spec stops asking for
+// must still leave it, which server-side apply does only for fields that no
+// other field manager owns.
+func TestFieldLeavingTheSpecIsRemoved(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	app := createApp(t, ns, "slim", func(a *v1alpha1.WebApp) {
+		a.Spec.Env = []corev1.EnvVar{{Name: "KEEP", Value: "1"}, {Name: "DROP", Value: "2"}}
+		a.Spec.HealthCheck = &v1alpha1.HealthCheck{Path: "/healthz"}
+	})
+	dep := waitFor(t, named(&appsv1.Deployment{}, ns, "slim"), nil)
+	if managers := fieldManagers(dep); !slices.Contains(managers, apply.CreateFieldOwner+"/Update") {
+		t.Fatalf("the new Deployment's field managers are %v: it was not made by a Create", managers)
+	}
+
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"env":[{"name":"KEEP","value":"1"}],"healthCheck":null}}`))
+	if err := k8s.Patch(ctx, app, patch); err != nil {
+		t.Fatal(err)
+	}
+	dep = waitFor(t, dep, func(d *appsv1.Deployment) error {
+		c := d.Spec.Template.Spec.Containers[0]
+		var names []string
+		for _, e := range c.Env {
+			names = append(names, e.Name)
+		}
+		// Without a health check the readiness probe is a TCP check of the port.
+		if slices.Contains(names, "DROP") || !slices.Contains(names, "KEEP") ||
+			c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet != nil || c.LivenessProbe != nil {
+			return fmt.Errorf("env %v, readiness probe %v, liveness probe %v", names, c.ReadinessProbe, c.LivenessProbe)
+		}
+		return nil
+	})
+	managers := fieldManagers(dep)
+	if slices.Contains(managers, apply.CreateFieldOwner+"/Update") || !slices.Contains(managers, apply.FieldOwner+"/Apply") {
+		t.Errorf("field managers after the change = %v, want the Create's handed over to %s/Apply", managers, apply.FieldOwner)
+	}
+}
+
+// fieldManagers lists obj's field managers of its main resource as manager/operation.
+func fieldManagers(obj client.Object) []string {
+	var out []string
+	for _, m := range obj.GetManagedFields() {
+		if m.Subresource == "" {
+			out = append(out, m.Manager+"/"+string(m.Operation))
+		}
+	}
+	return out
 }
 
 func TestUnchangedReconcileWritesNothing(t *testing.T) {
