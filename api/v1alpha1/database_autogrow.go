@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	"fmt"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -28,6 +29,23 @@ const (
 	DefaultAutoGrowThresholdPercent = 80
 	DefaultAutoGrowIncrementPercent = 20
 )
+
+// AnnotationGrownFromCapacity on a data volume claim is the capacity, in
+// bytes, that its instance last reported when Steward asked the claim to
+// grow. A report of that capacity or less was read before the file system
+// grew (instances report every few seconds, and the claim says it grew
+// before they next do): deciding on it would grow the volume again for
+// usage it no longer has (ReportPredatesGrowth).
+const AnnotationGrownFromCapacity = "steward.dev/grown-from-capacity-bytes"
+
+// ReportPredatesGrowth reports whether an instance's volume capacity,
+// reported as reportedBytes, was read before its claim last grew;
+// grownFrom is the claim's AnnotationGrownFromCapacity, empty when the
+// claim never grew.
+func ReportPredatesGrowth(reportedBytes int64, grownFrom string) bool {
+	from, err := strconv.ParseInt(grownFrom, 10, 64)
+	return err == nil && reportedBytes <= from
+}
 
 // growthGranularity is what a grown size is rounded up to.
 const growthGranularity = 1 << 20

@@ -91,3 +91,23 @@ func TestGrowDecision(t *testing.T) {
 		})
 	}
 }
+
+func TestReportPredatesGrowth(t *testing.T) {
+	cases := []struct {
+		reported  int64
+		grownFrom string
+		want      bool
+	}{
+		{reported: 1000, grownFrom: "", want: false},     // never grown
+		{reported: 1000, grownFrom: "1000", want: true},  // the report the growth was decided on
+		{reported: 900, grownFrom: "1000", want: true},   // older still
+		{reported: 1500, grownFrom: "1000", want: false}, // the grown file system
+		{reported: 1000, grownFrom: "0", want: false},    // grown before any report
+		{reported: 1000, grownFrom: "x", want: false},    // not Steward's value: ignored
+	}
+	for _, c := range cases {
+		if got := v1alpha1.ReportPredatesGrowth(c.reported, c.grownFrom); got != c.want {
+			t.Errorf("ReportPredatesGrowth(%d, %q) = %v, want %v", c.reported, c.grownFrom, got, c.want)
+		}
+	}
+}

@@ -19,6 +19,7 @@ package database
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -92,6 +93,36 @@ func overThreshold(a *v1alpha1.DatabaseAutoGrow, volumes []v1alpha1.VolumeUsage)
 		}
 	}
 	return false
+}
+
+// reportedCapacity is the capacity the instance of a data volume claim
+// reported, 0 when it reported none.
+func reportedCapacity(claim string, volumes []v1alpha1.VolumeUsage) int64 {
+	for _, v := range volumes {
+		if claimName(v.Instance) == claim {
+			return v.CapacityBytes
+		}
+	}
+	return 0
+}
+
+// predatesGrowth returns an instance whose report of its volume was read
+// before its claim last grew (v1alpha1.ReportPredatesGrowth), or "".
+func predatesGrowth(claims []corev1.PersistentVolumeClaim, volumes []v1alpha1.VolumeUsage) string {
+	for _, v := range volumes {
+		for i := range claims {
+			if claims[i].Name == claimName(v.Instance) &&
+				v1alpha1.ReportPredatesGrowth(v.CapacityBytes, claims[i].Annotations[v1alpha1.AnnotationGrownFromCapacity]) {
+				return v.Instance
+			}
+		}
+	}
+	return ""
+}
+
+// claimName is the data volume claim of an instance's pod.
+func claimName(pod string) string {
+	return dataVolume + "-" + pod
 }
 
 // volumeClaims lists the data volume claims of the Database's instances,
@@ -174,28 +205,15 @@ func (r *Reconciler) growVolumes(ctx context.Context, db *v1alpha1.Database, sts
 			pending = true
 		}
 	}
+	volumes := usages(reported)
 	if auto := db.Spec.Storage.AutoGrow; auto != nil && len(bound) > 0 && !pending {
-		// Growth still pending reports the old usage: decided again once done.
-		volumes := usages(reported)
-		ok := true
-		if overThreshold(auto, volumes) {
-			var err error
-			if ok, err = expandable(); err != nil {
-				return nil, err
-			}
-		}
-		d := db.Spec.Storage.GrowDecision(state.size, volumes, ok)
-		state.growth = &d
-		if d.Grow {
-			state.size = d.Next
-			mem := r.memoryOf(db.UID)
-			mem.mu.Lock()
-			announce := mem.grownTo != d.Next.String()
-			mem.grownTo = d.Next.String()
-			mem.mu.Unlock()
-			if announce {
-				r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, v1alpha1.EventStorageGrowing, "Grow", "%s", d.Message)
-			}
+		// Growth still pending reports the old usage: decided again once
+		// done, and once every instance has reported the grown volume.
+		if stale := predatesGrowth(bound, volumes); stale != "" {
+			state.growth = &v1alpha1.StorageGrowth{Next: state.size.DeepCopy(), Reason: v1alpha1.ReasonNoUsageReported,
+				Message: fmt.Sprintf("%s has not reported its volume since it grew to %s; the next decision waits for that report", stale, state.size.String())}
+		} else if err := r.decideGrowth(db, state, volumes, expandable); err != nil {
+			return nil, err
 		}
 	}
 
@@ -230,7 +248,8 @@ func (r *Reconciler) growVolumes(ctx context.Context, db *v1alpha1.Database, sts
 				pvc.Name, requested.String(), state.size.String(), name)}
 			return state, nil
 		}
-		patch := fmt.Appendf(nil, `{"spec":{"resources":{"requests":{"storage":%q}}}}`, state.size.String())
+		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}},"spec":{"resources":{"requests":{"storage":%q}}}}`,
+			v1alpha1.AnnotationGrownFromCapacity, strconv.FormatInt(reportedCapacity(pvc.Name, volumes), 10), state.size.String())
 		if err := r.Client.Patch(ctx, pvc, client.RawPatch(client.Merge.Type(), patch)); err != nil {
 			return nil, fmt.Errorf("growing volume %s to %s: %w", pvc.Name, state.size.String(), err)
 		}
@@ -240,6 +259,32 @@ func (r *Reconciler) growVolumes(ctx context.Context, db *v1alpha1.Database, sts
 		return nil, err
 	}
 	return state, nil
+}
+
+// decideGrowth makes spec.storage.autoGrow's decision on the reported
+// volumes into state, and announces a growth once.
+func (r *Reconciler) decideGrowth(db *v1alpha1.Database, state *storageState, volumes []v1alpha1.VolumeUsage, expandable func() (bool, error)) error {
+	ok := true
+	if overThreshold(db.Spec.Storage.AutoGrow, volumes) {
+		var err error
+		if ok, err = expandable(); err != nil {
+			return err
+		}
+	}
+	d := db.Spec.Storage.GrowDecision(state.size, volumes, ok)
+	state.growth = &d
+	if d.Grow {
+		state.size = d.Next
+		mem := r.memoryOf(db.UID)
+		mem.mu.Lock()
+		announce := mem.grownTo != d.Next.String()
+		mem.grownTo = d.Next.String()
+		mem.mu.Unlock()
+		if announce {
+			r.Recorder.Eventf(db, nil, corev1.EventTypeNormal, v1alpha1.EventStorageGrowing, "Grow", "%s", d.Message)
+		}
+	}
+	return nil
 }
 
 // recreateForTemplate brings the StatefulSet's claim template up to size,

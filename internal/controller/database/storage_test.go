@@ -55,9 +55,10 @@ func autoGrowing(ns, name, class string, threshold, increment int32, maximum str
 	})
 }
 
-// reportVolume makes the fake instance report its volume used to percent.
-func reportVolume(ns, pod string, percent int64) {
-	const capacity = 1000 * mib
+// reportVolume makes the fake instance report its volume, of capacityMiB
+// (what the file system of a claim of that size leaves), used to percent.
+func reportVolume(ns, pod string, percent, capacityMiB int64) {
+	capacity := capacityMiB * mib
 	fakes.set(ns, pod, func(in *fakeInstance) {
 		in.report.Role, in.report.Ready = engine.RolePrimary, true
 		in.report.Volume = &instance.Volume{UsedBytes: capacity * percent / 100, CapacityBytes: capacity, AvailableBytes: capacity * (100 - percent) / 100}
@@ -117,7 +118,7 @@ func TestAutoGrowGrowsClaimsAndTemplate(t *testing.T) {
 	ns := namespace(t)
 	storageClass(t, ns+"-grows", true)
 	create(t, autoGrowing(ns, "auto", ns+"-grows", 80, 50, "2Gi"))
-	reportVolume(ns, "auto-0", 50)
+	reportVolume(ns, "auto-0", 50, 1000)
 	fakeInstancePod(t, ns, "auto", "auto-0")
 	claim(t, ns, "auto")
 	markRolledOut(t, ns, "auto", 1)
@@ -136,7 +137,7 @@ func TestAutoGrowGrowsClaimsAndTemplate(t *testing.T) {
 	}
 
 	// Past the threshold: 1Gi grows by 50% to 1536Mi.
-	reportVolume(ns, "auto-0", 85)
+	reportVolume(ns, "auto-0", 85, 1000)
 	eventually(t, func() error {
 		if got := claimRequest(t, ns, "data-auto-0"); got.Cmp(resource.MustParse("1536Mi")) != 0 {
 			return fmt.Errorf("the claim requests %s", got.String())
@@ -180,8 +181,29 @@ func TestAutoGrowGrowsClaimsAndTemplate(t *testing.T) {
 		t.Errorf("grew again before the resize was done: %s", got.String())
 	}
 
-	// Resized and still past the threshold: capped at the maximum, 2Gi.
+	// Resized, but the instance's last report, 85% of 1000 MiB, was read
+	// before the file system grew: it grows nothing, and the status says
+	// what the decision waits for.
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := get(t, ns, "data-auto-0", pvc); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := pvc.Annotations[v1alpha1.AnnotationGrownFromCapacity], fmt.Sprint(1000*mib); got != want {
+		t.Errorf("the grown claim's %s = %q, want %s, the capacity reported before it grew", v1alpha1.AnnotationGrownFromCapacity, got, want)
+	}
 	resized(t, ns, "data-auto-0")
+	waitFor(t, ns, "auto", "waiting for a report of the grown volume", func(db *v1alpha1.Database) bool {
+		c := condition(db, v1alpha1.ConditionStorageGrowthBlocked)
+		return c != nil && c.Status == metav1.ConditionFalse && c.Reason == v1alpha1.ReasonNoUsageReported &&
+			strings.Contains(c.Message, "auto-0 has not reported its volume since it grew to 1536Mi")
+	})
+	if got := claimRequest(t, ns, "data-auto-0"); got.Cmp(resource.MustParse("1536Mi")) != 0 {
+		t.Fatalf("grew again on a report read before the last growth: %s", got.String())
+	}
+
+	// The grown file system reported, and still past the threshold: capped
+	// at the maximum, 2Gi.
+	reportVolume(ns, "auto-0", 85, 1500)
 	eventually(t, func() error {
 		if got := claimRequest(t, ns, "data-auto-0"); got.Cmp(resource.MustParse("2Gi")) != 0 {
 			return fmt.Errorf("the claim requests %s", got.String())
@@ -201,6 +223,7 @@ func TestAutoGrowGrowsClaimsAndTemplate(t *testing.T) {
 	})
 	markRolledOut(t, ns, "auto", 1)
 	resized(t, ns, "data-auto-0")
+	reportVolume(ns, "auto-0", 85, 2000)
 
 	// At the maximum: refused, with a reason and a Warning event.
 	db = waitFor(t, ns, "auto", "MaximumReached", func(db *v1alpha1.Database) bool {
@@ -238,7 +261,7 @@ func TestAutoGrowRefusedWhenTheClassCannotExpand(t *testing.T) {
 	ns := namespace(t)
 	storageClass(t, ns+"-fixed", false)
 	create(t, autoGrowing(ns, "fixed", ns+"-fixed", 80, 20, "2Gi"))
-	reportVolume(ns, "fixed-0", 90)
+	reportVolume(ns, "fixed-0", 90, 1000)
 	fakeInstancePod(t, ns, "fixed", "fixed-0")
 	claim(t, ns, "fixed")
 	markRolledOut(t, ns, "fixed", 1)
