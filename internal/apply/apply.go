@@ -161,8 +161,12 @@ func (a Applier) update(ctx context.Context, u *unstructured.Unstructured, hash 
 		if ok, err := upToDate(current, u.Object, hash); ok || err != nil {
 			return err
 		}
-		if err := a.upgradeCreated(ctx, current); err != nil {
-			return err
+		// A field leaves only with a change of the desired configuration,
+		// which changes its hash; drift alone needs no hand-over.
+		if current.GetAnnotations()[HashAnnotation] != hash {
+			if err := a.upgradeCreated(ctx, current); err != nil {
+				return err
+			}
 		}
 	}
 	// An object deleted since the cache saw it is created again by the apply.
@@ -173,7 +177,8 @@ func (a Applier) update(ctx context.Context, u *unstructured.Unstructured, hash 
 }
 
 // upgradeCreated hands the fields that the Create of live set over to
-// FieldOwner's apply, once per child. Without it, an apply that stops
+// FieldOwner's apply, once per child, before the first apply of a changed
+// configuration. Without it, an apply that stops
 // setting one of them would leave it in place: server-side apply removes
 // only the fields that no other field manager owns. live must be read from
 // the API server (the cache strips managed fields). The patch carries
