@@ -83,9 +83,9 @@ func conflict(kind string, obj client.Object) *Conflict {
 }
 
 // CreateFieldOwner is the field manager of the Create that makes a child
-// the cache does not have. Before the first apply to that child, its fields
-// are handed over to FieldOwner (upgradeCreated), so that an apply which
-// stops setting a field removes it.
+// the cache does not have. Before the first apply of a changed
+// configuration to that child, its fields are handed over to FieldOwner
+// (upgradeCreated), so that an apply which stops setting a field removes it.
 const CreateFieldOwner = "steward-create"
 
 // Applier applies child objects of one owner kind.
@@ -178,12 +178,11 @@ func (a Applier) update(ctx context.Context, u *unstructured.Unstructured, hash 
 
 // upgradeCreated hands the fields that the Create of live set over to
 // FieldOwner's apply, once per child, before the first apply of a changed
-// configuration. Without it, an apply that stops
-// setting one of them would leave it in place: server-side apply removes
-// only the fields that no other field manager owns. live must be read from
-// the API server (the cache strips managed fields). The patch carries
-// live's resourceVersion: a concurrent change fails it, and the reconcile
-// is retried.
+// configuration. Without it, an apply that stops setting one of them would
+// leave it in place: server-side apply removes only the fields that no
+// other field manager owns. live must be read from the API server (the
+// cache strips managed fields). The patch carries live's resourceVersion:
+// a concurrent change fails it, and the reconcile is retried.
 func (a Applier) upgradeCreated(ctx context.Context, live client.Object) error {
 	patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(CreateFieldOwner), FieldOwner)
 	if err != nil || patch == nil {
