@@ -169,6 +169,7 @@ func checkSmall(t *testing.T, res *results, cfg config) {
 	if c := res.Convergence; len(c.Ratios) != 1 || c.MedianRatio <= 0 {
 		t.Errorf("convergence = %+v", c)
 	}
+	checkCPU(t, "Steward's", res.Convergence.StewardCPU, res.Convergence.RawCPU)
 	if res.Idle.Writes != 0 {
 		t.Errorf("%v writes in the idle window: %v", res.Idle.Writes, res.Idle.Requests)
 	}
@@ -189,6 +190,25 @@ func checkSmall(t *testing.T, res *results, cfg config) {
 	var back results
 	if err := json.Unmarshal(raw, &back); err != nil || back.Convergence.MedianRatio != res.Convergence.MedianRatio {
 		t.Errorf("JSON results do not round-trip: %v", err)
+	}
+}
+
+// checkCPU checks that the CPU time of each of the operator's rounds and of
+// the plain client's was read for the processes doing the work: the API
+// server serves every request of both, and the operator reconciles only in
+// its own.
+func checkCPU(t *testing.T, whose string, op, raw []cpuTimes) {
+	t.Helper()
+	if len(op) != 1 || len(raw) != 1 {
+		t.Fatalf("%s CPU times: %d operator rounds and %d plain client's, want 1 each", whose, len(op), len(raw))
+	}
+	for _, name := range []string{"kube-apiserver", "etcd", "kube-controller-manager", "bench", "operator"} {
+		if op[0][name] <= 0 {
+			t.Errorf("%s round: %s used %v CPU seconds, want more than 0 (all: %v)", whose, name, op[0][name], op[0])
+		}
+	}
+	if raw[0]["kube-apiserver"] <= 0 {
+		t.Errorf("plain client's round: the API server used %v CPU seconds (all: %v)", raw[0]["kube-apiserver"], raw[0])
 	}
 }
 
@@ -231,6 +251,7 @@ func checkPeer(t *testing.T, res *results) {
 	if p.PeakRSS <= 0 || p.StewardOverPeer <= 0 || p.NormalizedStewardOverPeer <= 0 {
 		t.Errorf("peer not measured: peak RSS %v MiB, Steward / peer %v (%v over the plain clients)", p.PeakRSS, p.StewardOverPeer, p.NormalizedStewardOverPeer)
 	}
+	checkCPU(t, "the peer's", p.CPU, p.RawCPU)
 }
 
 // near reports whether two per-object figures, derived by division and

@@ -26,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -40,6 +41,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -73,6 +75,9 @@ type config struct {
 	// FreshRounds deletes each bulk round's namespaces, and waits until
 	// they are gone, before the next round starts.
 	FreshRounds bool
+	// Profiles saves CPU profiles of the API server (and of the operator)
+	// during the first round of each convergence measure.
+	Profiles bool
 	// OperatorLogLevel is Steward's --log-level: 1 or more adds its debug
 	// lines to steward.log, for explaining a slow measure.
 	OperatorLogLevel int
@@ -184,6 +189,7 @@ func main() {
 	flag.Var(&cfg.ConfigMaxConcurrent, "config-max-concurrent", "The AppConfig's spec.rollout.maxConcurrent, comma-separated: the config changes are timed at each.")
 	flag.BoolVar(&cfg.Peer, "peer", true, "Before Steward starts, run the peer operator (test/bench/peer: Create/Update, a status update every reconcile, a cluster-wide cache) through the same bulk rounds and idle window, and report it beside Steward (WebApp with the convergence measure only).")
 	flag.IntVar(&cfg.PeerConcurrency, "peer-concurrency", 10, "The peer's concurrent reconciles: Steward's --webapp-concurrency by default (the tutorials keep controller-runtime's 1).")
+	flag.BoolVar(&cfg.Profiles, "profiles", true, "Save 30-second CPU profiles of the API server and of the operator, from 10 s into the first round of Steward, of the peer and of the plain client beside each, next to the results (apiserver-steward.pprof, steward-cpu.pprof, ...).")
 	flag.BoolVar(&cfg.FreshRounds, "fresh-rounds", false, "Delete the namespaces of each of Steward's and the plain client's convergence rounds (not the peer's), and wait until they are gone, before the next round: every round then starts with the same cluster. The API server's ClusterIP allocation costs more the more Services exist, which at -n 10000 makes the second round of a pair much slower than the first.")
 	flag.IntVar(&cfg.OperatorLogLevel, "operator-log-level", 0, "Steward's --log-level (1 for debug); its log is kept beside the results as steward.log.")
 	flag.StringVar(&cfg.Out, "out", filepath.Join(root, "bin", "bench", "results.json"), "Where to write the JSON results.")
@@ -217,6 +223,20 @@ type bench struct {
 	// firstApp is the object whose spec the change latency edits.
 	firstApp client.ObjectKey
 	began    time.Time
+	// procs are the processes whose CPU time a round accounts for, by name:
+	// the cluster's components and the benchmark itself (its plain client
+	// and informers); the operator of the round is added as "operator".
+	procs map[string]int
+	// rest reaches the API server as its administrator, for its profiles.
+	rest *rest.Config
+}
+
+// cpu reads the CPU time of b.procs and of the operator with process ID
+// operator.
+func (b *bench) cpu(operator int) cpuTimes {
+	pids := maps.Clone(b.procs)
+	pids["operator"] = operator
+	return processCPU(pids)
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -253,6 +273,9 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, cluster.Stop()) }()
+	b.procs = cluster.Processes()
+	b.procs["bench"] = os.Getpid()
+	b.rest = cluster.RESTConfig()
 	// The operator's log outlives the cluster's directory, beside the
 	// results: a round that does not converge is explained there.
 	defer func() {
@@ -444,6 +467,8 @@ func (b *bench) measureConvergence(ctx context.Context, res *results) error {
 			}
 			if which == "raw" {
 				objs, keys := spread(b.cfg.N, nss, b.sc.Raw)
+				cpu := b.cpu(b.operator.PID)
+				profiled := b.profileRound(ctx, r, "plain", nil)
 				start := time.Now()
 				if err := b.createAll(ctx, objs); err != nil {
 					return err
@@ -453,6 +478,10 @@ func (b *bench) measureConvergence(ctx context.Context, res *results) error {
 					return fmt.Errorf("plain client, round %d: %w", r, err)
 				}
 				res.Convergence.RawSeconds = append(res.Convergence.RawSeconds, last.Sub(start).Seconds())
+				res.Convergence.RawCPU = append(res.Convergence.RawCPU, b.cpu(b.operator.PID).since(cpu))
+				if err := profiled(); err != nil {
+					return err
+				}
 				b.logf("Round %d: plain client created %d %ss' children, all ready in %.1fs", r+1, b.cfg.N, b.sc.Kind(), last.Sub(start).Seconds())
 				if b.cfg.FreshRounds {
 					if err := b.deleteNamespaces(ctx, "the plain client's", nss); err != nil {
@@ -461,12 +490,17 @@ func (b *bench) measureConvergence(ctx context.Context, res *results) error {
 				}
 				continue
 			}
-			br, err := b.operatorRound(ctx, b.operator, nss)
+			profiled := b.profileRound(ctx, r, "steward", b.operator)
+			br, err := b.operatorRound(ctx, b.operator, b.operator.PID, nss)
 			if err != nil {
 				return fmt.Errorf("steward, round %d: %w", r, err)
 			}
 			before, start, last, keys := br.before, br.start, br.last, br.keys
 			res.Convergence.StewardSeconds = append(res.Convergence.StewardSeconds, last.Sub(start).Seconds())
+			res.Convergence.StewardCPU = append(res.Convergence.StewardCPU, br.cpu)
+			if err := profiled(); err != nil {
+				return err
+			}
 			res.Memory.Bulk = append(res.Memory.Bulk, summarize(b.mem.between(start, last)))
 			b.logf("Round %d: Steward converged %d %ss in %.1fs", r+1, b.cfg.N, b.sc.Kind(), last.Sub(start).Seconds())
 			if r == b.cfg.Rounds-1 {
@@ -677,11 +711,14 @@ type bulkRound struct {
 	before      requestCounts
 	start, last time.Time
 	keys        []client.ObjectKey
+	// cpu is the CPU time each process used from start until the round
+	// was seen converged.
+	cpu cpuTimes
 }
 
 // operatorRound creates N objects of the scenario across nss for the
 // operator whose metrics op reads to converge.
-func (b *bench) operatorRound(ctx context.Context, op metricsReader, nss []string) (bulkRound, error) {
+func (b *bench) operatorRound(ctx context.Context, op metricsReader, pid int, nss []string) (bulkRound, error) {
 	var br bulkRound
 	var err error
 	if br.before, err = scrapeRequests(ctx, op); err != nil {
@@ -689,10 +726,12 @@ func (b *bench) operatorRound(ctx context.Context, op metricsReader, nss []strin
 	}
 	var objs []client.Object
 	objs, br.keys = spread(b.cfg.N, nss, func(ns string, i int) []client.Object { return []client.Object{b.sc.New(ns, i, false)} })
+	cpu := b.cpu(pid)
 	br.start = time.Now()
 	if err := b.createAll(ctx, objs); err != nil {
 		return br, err
 	}
 	br.last, err = b.ready.waitAll(ctx, br.keys, bulkTimeout(b.cfg.N))
+	br.cpu = b.cpu(pid).since(cpu)
 	return br, err
 }

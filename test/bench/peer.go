@@ -58,6 +58,10 @@ type peerResults struct {
 	// per round, taken beside the peer's as Steward's rounds are beside
 	// theirs: the machine's load may change between the two phases.
 	RawSeconds []float64 `json:"rawSeconds"`
+	// CPU and RawCPU are the CPU seconds by process of each of the peer's
+	// rounds and of the plain client's beside them.
+	CPU    []cpuTimes `json:"cpu,omitempty"`
+	RawCPU []cpuTimes `json:"rawCPU,omitempty"`
 	// StewardOverPeer is Steward's median convergence time over the peer's.
 	StewardOverPeer float64 `json:"stewardOverPeer"`
 	// PeerOverRaw is the median of the peer's per-round ratios to the plain
@@ -274,7 +278,7 @@ func (b *bench) measurePeer(ctx context.Context, cluster *localcluster.Cluster, 
 		// phase.
 		rawFirst := r%2 == 0
 		if rawFirst {
-			if err := b.peerRawRound(ctx, r, pr, &all); err != nil {
+			if err := b.peerRawRound(ctx, r, p.pid, pr, &all); err != nil {
 				return err
 			}
 		}
@@ -283,12 +287,17 @@ func (b *bench) measurePeer(ctx context.Context, cluster *localcluster.Cluster, 
 			return err
 		}
 		all = append(all, nss...)
-		br, err := b.operatorRound(ctx, p, nss)
+		profiled := b.profileRound(ctx, r, "peer", p)
+		br, err := b.operatorRound(ctx, p, p.pid, nss)
 		if err != nil {
 			return fmt.Errorf("peer, round %d: %w", r, err)
 		}
 		before, start, last := br.before, br.start, br.last
 		pr.Seconds = append(pr.Seconds, last.Sub(start).Seconds())
+		pr.CPU = append(pr.CPU, br.cpu)
+		if err := profiled(); err != nil {
+			return err
+		}
 		pr.MemoryBulk = append(pr.MemoryBulk, summarize(mem.between(start, last)))
 		b.logf("Round %d: the peer converged %d WebApps in %.1fs", r+1, b.cfg.N, last.Sub(start).Seconds())
 		if r == b.cfg.Rounds-1 {
@@ -308,7 +317,7 @@ func (b *bench) measurePeer(ctx context.Context, cluster *localcluster.Cluster, 
 		}
 		pr.Objects += b.cfg.N
 		if !rawFirst {
-			if err := b.peerRawRound(ctx, r, pr, &all); err != nil {
+			if err := b.peerRawRound(ctx, r, p.pid, pr, &all); err != nil {
 				return err
 			}
 		}
@@ -346,13 +355,15 @@ func (b *bench) measurePeer(ctx context.Context, cluster *localcluster.Cluster, 
 
 // peerRawRound times the plain client's round r of the peer's phase and
 // adds its namespaces to all.
-func (b *bench) peerRawRound(ctx context.Context, r int, pr *peerResults, all *[]string) error {
+func (b *bench) peerRawRound(ctx context.Context, r, pid int, pr *peerResults, all *[]string) error {
 	nss, err := b.namespaces(ctx, fmt.Sprintf("peer-raw-%d", r), b.cfg.Namespaces)
 	if err != nil {
 		return err
 	}
 	*all = append(*all, nss...)
 	objs, keys := spread(b.cfg.N, nss, b.sc.Raw)
+	cpu := b.cpu(pid)
+	profiled := b.profileRound(ctx, r, "peer-plain", nil)
 	start := time.Now()
 	if err := b.createAll(ctx, objs); err != nil {
 		return err
@@ -362,6 +373,10 @@ func (b *bench) peerRawRound(ctx context.Context, r int, pr *peerResults, all *[
 		return fmt.Errorf("plain client beside the peer, round %d: %w", r, err)
 	}
 	pr.RawSeconds = append(pr.RawSeconds, last.Sub(start).Seconds())
+	pr.RawCPU = append(pr.RawCPU, b.cpu(pid).since(cpu))
+	if err := profiled(); err != nil {
+		return err
+	}
 	b.logf("Round %d: plain client created %d WebApps' children, all ready in %.1fs", r+1, b.cfg.N, last.Sub(start).Seconds())
 	return nil
 }

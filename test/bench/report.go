@@ -17,9 +17,11 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -88,8 +90,13 @@ type results struct {
 	Convergence struct {
 		StewardSeconds []float64 `json:"stewardSeconds"`
 		RawSeconds     []float64 `json:"rawSeconds"`
-		Ratios         []float64 `json:"ratios"`
-		MedianRatio    float64   `json:"medianRatio"`
+		// StewardCPU and RawCPU are the CPU seconds each process used in
+		// each of Steward's rounds and of the plain client's: on a machine
+		// whose cores are all busy, the time of a round is where they went.
+		StewardCPU  []cpuTimes `json:"stewardCPU,omitempty"`
+		RawCPU      []cpuTimes `json:"rawCPU,omitempty"`
+		Ratios      []float64  `json:"ratios"`
+		MedianRatio float64    `json:"medianRatio"`
 	} `json:"convergence"`
 
 	// FirstConvergence are the operator's requests per object while bulk
@@ -325,6 +332,7 @@ func (r *results) print(out io.Writer) {
 			fmt.Fprintf(w, "   %s\t%.3f\t\n", k, fc.RequestsPerObj[k])
 		}
 		_ = w.Flush()
+		printCPU(out, "1.", "Steward's", c.StewardCPU, c.RawCPU)
 	}
 	if r.Stacks != nil {
 		fmt.Fprintf(out, "\n9. operator requests per stack, over every round, with AppStacks and with the components created directly:\n")
@@ -334,6 +342,7 @@ func (r *results) print(out io.Writer) {
 	}
 	if r.Peer != nil {
 		r.printPeer(out)
+		printCPU(out, "10.", "the peer's", r.Peer.CPU, r.Peer.RawCPU)
 	}
 	if len(r.Idle.Requests) > 0 {
 		fmt.Fprintln(out, "\n4. operator requests in the idle window:")
@@ -397,4 +406,31 @@ func (r *results) printPeer(out io.Writer) {
 			fmt.Fprintf(out, "   %s: %.0f\n", k, p.IdleRequests[k])
 		}
 	}
+}
+
+// printCPU prints the median CPU seconds per round of each process in the
+// operator's rounds (whose) beside the plain client's: where the machine's
+// time went, and so what makes one round longer than the other.
+func printCPU(out io.Writer, section, whose string, op, raw []cpuTimes) {
+	if len(op) == 0 || len(raw) == 0 {
+		return
+	}
+	mo, mr := medianCPU(op), medianCPU(raw)
+	fmt.Fprintf(out, "\n%s CPU seconds per round by process, median of rounds, %s rounds beside the plain client's:\n", section, whose)
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(w, "   process\t%s\tplain client's\tdifference\t\n", whose)
+	names := slices.SortedFunc(maps.Keys(mo), func(a, b string) int { return cmp.Compare(mo[b], mo[a]) })
+	for _, k := range names {
+		fmt.Fprintf(w, "   %s\t%.1f\t%.1f\t%+.1f\t\n", k, mo[k], mr[k], mo[k]-mr[k])
+	}
+	var to, tr []float64
+	for _, c := range op {
+		to = append(to, c.total())
+	}
+	for _, c := range raw {
+		tr = append(tr, c.total())
+	}
+	pt, pr := percentile(to, 50), percentile(tr, 50)
+	fmt.Fprintf(w, "   all, median of the rounds' totals\t%.1f\t%.1f\t%.2fx\t\n", pt, pr, pt/max(pr, 1e-9))
+	_ = w.Flush()
 }

@@ -25,10 +25,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/controller/webapp"
 )
 
 // Scenario is one kind's part of the benchmark. A new kind adds an
@@ -122,34 +123,34 @@ func (webAppScenario) Waiting(obj client.Object) bool {
 	return c != nil && c.Reason == v1alpha1.ReasonWaitingForPullSecret
 }
 
-func (webAppScenario) Raw(ns string, i int) []client.Object {
-	name := fmt.Sprintf("raw-%05d", i)
-	labels := map[string]string{"bench.steward.dev/raw": name}
-	return []client.Object{
-		&appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-			Spec: appsv1.DeploymentSpec{
-				Replicas: new(int32(1)),
-				Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: corev1.PodSpec{Containers: []corev1.Container{{
-						Name: "app", Image: "registry.example/app:1",
-						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-						Env:   []corev1.EnvVar{{Name: editEnv, Value: "0"}},
-					}}},
-				},
-			},
-		},
-		&corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-			Spec: corev1.ServiceSpec{
-				Selector: labels,
-				Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
-			},
-		},
+// Raw builds the children with the controller's own builders, as the
+// Database scenario does: the plain client creates the Deployment and the
+// Service Steward creates for the WebApp New returns (with the port the API
+// server defaults), rewritten by rawApplied (no owner reference, the bench's
+// label in place of the managed-by label). Both create with one request
+// each; comparing with smaller objects would count the pods' readiness
+// probe, security contexts and labels as the operator's cost, though a
+// client creating that workload directly creates them too.
+func (s webAppScenario) Raw(ns string, i int) []client.Object {
+	app := s.New(ns, i, false).(*v1alpha1.WebApp)
+	app.Name = fmt.Sprintf("raw-%05d", i)
+	app.Spec.Port = webAppDefaultPort
+	dep := &appsv1.Deployment{}
+	svc := &corev1.Service{}
+	for _, c := range []struct {
+		ac  runtime.ApplyConfiguration
+		obj client.Object
+	}{{webapp.Deployment(app, webapp.Bindings{}), dep}, {webapp.Service(app), svc}} {
+		u := rawApplied(c.ac, app.Name)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, c.obj); err != nil {
+			panic(err) // built from a typed apply configuration
+		}
 	}
+	return []client.Object{dep, svc}
 }
+
+// webAppDefaultPort is the port the WebApp CRD defaults (+kubebuilder:default).
+const webAppDefaultPort = 8080
 
 func (webAppScenario) RawConverged(obj client.Object) bool {
 	d, ok := obj.(*appsv1.Deployment)

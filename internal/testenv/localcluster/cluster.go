@@ -413,6 +413,20 @@ func (c *Cluster) Env() []string {
 	}
 }
 
+// Processes returns the process ID of each control-plane component the
+// cluster started (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, kwok, coredns), by name: a benchmark reads their CPU time
+// from /proc.
+func (c *Cluster) Processes() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.procs))
+	for _, p := range c.procs {
+		out[p.name] = p.pid()
+	}
+	return out
+}
+
 // startProcess starts one of the binaries of BinDir as a control-plane
 // component, in the control plane's network namespace when there are real
 // nodes, and tracks it for Stop.

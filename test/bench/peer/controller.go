@@ -167,11 +167,28 @@ func (r *WebAppReconciler) deploymentForWebApp(app *v1alpha1.WebApp) (*appsv1.De
 	if app.Spec.Replicas != nil {
 		replicas = *app.Spec.Replicas
 	}
+	// The pod carries what Steward's does for the same spec (a readiness
+	// probe on the port, a preStop sleep, the restricted security
+	// contexts, as the operator-sdk tutorial's pods also have), so that
+	// the two operators' pods cost the cluster the same.
 	container := corev1.Container{
 		Name:  "app",
 		Image: app.Spec.Image,
 		Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: port(app), Protocol: corev1.ProtocolTCP}},
 		Env:   app.Spec.Env,
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}},
+			PeriodSeconds: 5,
+		},
+		Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}}},
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: new(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+	}
+	podSecurity := app.Spec.PodSecurityContext
+	if podSecurity == nil {
+		podSecurity = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 	}
 	if app.Spec.Resources != nil {
 		container.Resources = *app.Spec.Resources
@@ -186,7 +203,7 @@ func (r *WebAppReconciler) deploymentForWebApp(app *v1alpha1.WebApp) (*appsv1.De
 				Spec: corev1.PodSpec{
 					Containers:       []corev1.Container{container},
 					ImagePullSecrets: app.Spec.ImagePullSecrets,
-					SecurityContext:  app.Spec.PodSecurityContext,
+					SecurityContext:  podSecurity,
 				},
 			},
 		},
