@@ -94,7 +94,7 @@ func (databaseScenario) Waiting(obj client.Object) bool {
 }
 
 // Raw builds the children with the controller's own builders, so that the
-// plain client applies the same objects. They are rewritten in two ways:
+// plain client creates the same objects. They are rewritten in two ways:
 // no owner reference (there is no Database) and no managed-by label, so
 // that the operator's cache does not see them, as it does not see the
 // WebApp scenario's raw children. The plain client does not label the
@@ -130,7 +130,7 @@ func (s databaseScenario) Raw(ns string, i int) []client.Object {
 }
 
 // rawApplied turns an apply configuration into the unstructured object the
-// plain client applies, without owner references and with the bench's label
+// plain client creates, without owner references and with the bench's label
 // in place of the managed-by label, in metadata and in every template.
 func rawApplied(ac runtime.ApplyConfiguration, name string) *unstructured.Unstructured {
 	raw, err := json.Marshal(ac)

@@ -39,7 +39,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -414,12 +413,9 @@ func (b *bench) createTimed(ctx context.Context, objs []client.Object) ([]time.T
 	return sent, firstErr
 }
 
-// create creates obj, or server-side applies it when it is unstructured:
-// the form a scenario's raw children take to do what the operator does.
+// create creates obj with one request, as the operator creates a child it
+// does not have yet.
 func (b *bench) create(ctx context.Context, obj client.Object) error {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return b.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("bench"), client.ForceOwnership)
-	}
 	return b.c.Create(ctx, obj)
 }
 

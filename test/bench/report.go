@@ -269,7 +269,7 @@ func (r *results) print(out io.Writer) {
 	m := r.Memory
 	fmt.Fprintln(w, "measure\tresult\ttarget\t")
 	if r.ran("convergence") {
-		fmt.Fprintf(w, "1. bulk convergence, Steward / plain client (median of %d)\t%.2fx\t<= 1.5x, %s\t\n", len(c.Ratios), c.MedianRatio, verdict(c.MedianRatio <= 1.5))
+		fmt.Fprintf(w, "1. bulk convergence, Steward / plain client (median of %d)\t%.2fx\t<= 1.2x, %s\t\n", len(c.Ratios), c.MedianRatio, verdict(c.MedianRatio <= 1.2))
 		fmt.Fprintf(w, "   Steward seconds per round\t%s\t\t\n", floats(c.StewardSeconds, "%.1f"))
 		fmt.Fprintf(w, "   plain client seconds per round\t%s\t\t\n", floats(c.RawSeconds, "%.1f"))
 		// A WebApp's target: two children and at most two status writes
