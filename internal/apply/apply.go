@@ -305,7 +305,11 @@ func Contains(live, want any) bool {
 	}
 }
 
-// isEmpty reports values the API server drops when it stores an object.
+// isEmpty reports values a live object read into its Go type leaves out:
+// what the API server drops when it stores an object, and the empty string,
+// which a typed field omits (an env var's `value: ""` reads back without
+// `value`). false and 0 are not empty: a pointer field that held them and
+// is gone (an unset allowPrivilegeEscalation) is drift.
 func isEmpty(v any) bool {
 	switch t := v.(type) {
 	case nil:
@@ -314,6 +318,8 @@ func isEmpty(v any) bool {
 		return len(t) == 0
 	case []any:
 		return len(t) == 0
+	case string:
+		return t == ""
 	}
 	return false
 }

@@ -19,8 +19,11 @@ package apply
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 )
 
 func TestContains(t *testing.T) {
@@ -50,6 +53,9 @@ func TestContains(t *testing.T) {
 			false,
 		},
 		{"type mismatch", "3", 3.0, false},
+		{"empty string wanted, key absent", map[string]any{"name": "E"}, map[string]any{"name": "E", "value": ""}, true},
+		{"empty string wanted, live has a value", map[string]any{"name": "E", "value": "x"}, map[string]any{"name": "E", "value": ""}, false},
+		{"false wanted, key absent", map[string]any{}, map[string]any{"allowPrivilegeEscalation": false}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,5 +113,47 @@ func TestUpToDate(t *testing.T) {
 		if err != nil || got != tt.want {
 			t.Errorf("%s: upToDate = %v, %v; want %v", tt.name, got, err, tt.want)
 		}
+	}
+}
+
+// TestEmptyEnvValueIsUpToDate holds that a child whose desired configuration
+// sets an env var to the empty string is up to date as read back from the
+// API server, where the typed object omits the value: before, every
+// reconcile re-applied it (a Backup's CronJob, on each of its reconciles).
+// A security setting that is gone from the live object stays a change.
+func TestEmptyEnvValueIsUpToDate(t *testing.T) {
+	desired := appsv1ac.Deployment("web", "ns").WithSpec(appsv1ac.DeploymentSpec().
+		WithTemplate(corev1ac.PodTemplateSpec().WithSpec(corev1ac.PodSpec().
+			WithContainers(corev1ac.Container().WithName("app").WithImage("a:1").
+				WithEnv(corev1ac.EnvVar().WithName("EMPTY").WithValue("")).
+				WithSecurityContext(corev1ac.SecurityContext().WithAllowPrivilegeEscalation(false))))))
+	want, err := toMap(desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, err := hashOf(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setAnnotation(want, HashAnnotation, hash)
+	live := func(escalation *bool) *appsv1.Deployment {
+		// As read from the API server: "value" omitted, fields defaulted.
+		return &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "ns", UID: "u", Annotations: map[string]string{HashAnnotation: hash}},
+			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyAlways,
+				Containers: []corev1.Container{{
+					Name: "app", Image: "a:1", ImagePullPolicy: corev1.PullIfNotPresent,
+					Env:             []corev1.EnvVar{{Name: "EMPTY", Value: ""}},
+					SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: escalation},
+				}},
+			}}},
+		}
+	}
+	if ok, err := upToDate(live(new(false)), want, hash); err != nil || !ok {
+		t.Errorf("live Deployment with the empty env value: upToDate = %v, %v; want true", ok, err)
+	}
+	if ok, err := upToDate(live(nil), want, hash); err != nil || ok {
+		t.Errorf("live Deployment without allowPrivilegeEscalation: upToDate = %v, %v; want false (drift)", ok, err)
 	}
 }
