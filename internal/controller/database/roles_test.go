@@ -173,13 +173,18 @@ func TestFailoverSurvivesAnOperatorRestart(t *testing.T) {
 		return len(db.Status.Instances) == 3 && db.Status.Instances[0].Role == "primary" && db.Status.Term == 1 &&
 			db.Status.Instances[1].Ready && db.Status.Instances[2].Ready
 	})
-	for _, name := range []string{"db-0", "db-1", "db-2"} {
-		a, _ := fakes.lastAssigned(ns, name)
-		if a.Term != 1 || a.Primary != "db-0" || a.LeaseSeconds != int(v1alpha1.DefaultFenceAfterSeconds) || strings.Join(a.Replicas, ",") != "db-1,db-2" ||
-			a.PrimaryHost != "db-0.db-headless."+ns+".svc" {
-			t.Errorf("%s was told %+v", name, a)
+	// The status can record an instance's report before the reconcile
+	// that read it has told the instance its role.
+	eventually(t, func() error {
+		for _, name := range []string{"db-0", "db-1", "db-2"} {
+			a, _ := fakes.lastAssigned(ns, name)
+			if a.Term != 1 || a.Primary != "db-0" || a.LeaseSeconds != int(v1alpha1.DefaultFenceAfterSeconds) || strings.Join(a.Replicas, ",") != "db-1,db-2" ||
+				a.PrimaryHost != "db-0.db-headless."+ns+".svc" {
+				return fmt.Errorf("%s was told %+v", name, a)
+			}
 		}
-	}
+		return nil
+	})
 
 	// The primary's server stops: db-2, the most advanced, is chosen.
 	fakes.set(ns, "db-0", func(in *fakeInstance) {

@@ -340,14 +340,26 @@ const containerdRunDir = "/run/containerd"
 
 // removeStaleShimSockets removes the sockets in /run/containerd/s that no
 // process listens on any more, then the directories left empty. A socket
-// something still listens on (another containerd's shim) stays.
+// something still listens on (another containerd's shim) stays. A shim
+// binds its socket a moment before it listens, and another cluster's
+// containerd may be starting one: a socket counts as stale only when
+// nothing listened on it at two looks a moment apart.
 func removeStaleShimSockets() {
 	dir := filepath.Join(containerdRunDir, "s")
 	entries, err := os.ReadDir(dir)
 	if err == nil {
 		listening := listeningUnixSockets()
+		var stale []string
 		for _, e := range entries {
-			path := filepath.Join(dir, e.Name())
+			if path := filepath.Join(dir, e.Name()); !listening[path] {
+				stale = append(stale, path)
+			}
+		}
+		if len(stale) > 0 {
+			time.Sleep(200 * time.Millisecond)
+			listening = listeningUnixSockets()
+		}
+		for _, path := range stale {
 			if !listening[path] {
 				_ = os.Remove(path)
 			}
@@ -360,12 +372,22 @@ func removeStaleShimSockets() {
 }
 
 // listeningUnixSockets returns the paths of the Unix sockets some process
-// of this network namespace listens on. Sockets are listed per network
-// namespace: a shim's socket lives in its containerd's namespace.
+// of this network namespace or of a named one listens on. Sockets are
+// listed per network namespace: a shim's socket lives in its containerd's
+// namespace.
 func listeningUnixSockets() map[string]bool {
+	found := listeningUnixSocketsIn("*")
+	for path := range readUnixSockets("/proc/net/unix") {
+		found[path] = true
+	}
+	return found
+}
+
+// listeningUnixSocketsIn returns the paths of the Unix sockets some
+// process listens on in the named network namespaces matching glob.
+func listeningUnixSocketsIn(glob string) map[string]bool {
 	found := map[string]bool{}
-	paths := []string{"/proc/net/unix"}
-	names, _ := filepath.Glob(filepath.Join(netnsDir, "*"))
+	names, _ := filepath.Glob(filepath.Join(netnsDir, glob))
 	for _, ns := range names {
 		_ = inNetns(ns, func() error {
 			for path := range readUnixSockets("/proc/thread-self/net/unix") {
@@ -373,11 +395,6 @@ func listeningUnixSockets() map[string]bool {
 			}
 			return nil
 		})
-	}
-	for _, p := range paths {
-		for path := range readUnixSockets(p) {
-			found[path] = true
-		}
 	}
 	return found
 }

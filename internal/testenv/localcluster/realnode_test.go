@@ -312,6 +312,9 @@ func TestRealNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("two real nodes Ready, with %d images imported into each, in %v", len(images), time.Since(began).Round(time.Millisecond))
+	// The sockets of the cluster's shims, seen while they ran: Stop must
+	// remove them, including those of a killed node.
+	shims := map[string]bool{}
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
@@ -425,6 +428,7 @@ func TestRealNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		addShimSockets(shims, c.id)
 		if err := nodes[1].Kill(); err != nil {
 			t.Fatal(err)
 		}
@@ -457,6 +461,10 @@ func TestRealNodes(t *testing.T) {
 			pids = append(pids, p.pid())
 		}
 	}
+	addShimSockets(shims, id)
+	if len(shims) == 0 {
+		t.Errorf("no shim of the cluster listened: nothing to check at the stop")
+	}
 	began = time.Now()
 	stopped = true
 	if err := c.Stop(); err != nil {
@@ -464,7 +472,7 @@ func TestRealNodes(t *testing.T) {
 	}
 	t.Logf("stopped in %v", time.Since(began).Round(time.Millisecond))
 	assertStopped(t, dir, pids)
-	assertNothingLeft(t, dir, id, sysctlsBefore)
+	assertNothingLeft(t, dir, id, shims, sysctlsBefore)
 }
 
 // testExpandableVolume: a claim of ExpandableStorageClassName gets a
@@ -806,9 +814,12 @@ func readSysctls() map[string]string {
 // assertNothingLeft checks that the real nodes of cluster id, whose
 // directory was dir, left nothing on the host: no process naming the
 // directory, no mount under it, no cgroup or network namespace of the
-// cluster, no registration, no stale shim socket; and, unless another
-// cluster with real nodes runs, the sysctls as they were before.
-func assertNothingLeft(t *testing.T, dir, id string, sysctlsBefore map[string]string) {
+// cluster, no registration, none of its shims' sockets (shims: what
+// shimSockets saw while it ran); and, unless another cluster with real
+// nodes runs, the sysctls as they were before. Other clusters' shims come
+// and go in the same directory meanwhile, so only the cluster's own
+// sockets are checked.
+func assertNothingLeft(t *testing.T, dir, id string, shims map[string]bool, sysctlsBefore map[string]string) {
 	t.Helper()
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("cluster directory %s still exists (stat: %v)", dir, err)
@@ -832,11 +843,9 @@ func assertNothingLeft(t *testing.T, dir, id string, sysctlsBefore map[string]st
 	if _, ok := realClusters()[id]; ok {
 		t.Errorf("the cluster is still registered in %s", registryDir())
 	}
-	listening := listeningUnixSockets()
-	shims, _ := filepath.Glob(filepath.Join(containerdRunDir, "s", "*"))
-	for _, s := range shims {
-		if !listening[s] {
-			t.Errorf("stale shim socket %s is left", s)
+	for s := range shims {
+		if _, err := os.Lstat(s); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("shim socket %s of the cluster is left (lstat: %v)", s, err)
 		}
 	}
 	for other, otherDir := range realClusters() {
@@ -847,6 +856,17 @@ func assertNothingLeft(t *testing.T, dir, id string, sysctlsBefore map[string]st
 	}
 	if after := readSysctls(); fmt.Sprint(after) != fmt.Sprint(sysctlsBefore) {
 		t.Errorf("sysctls not restored: %v, were %v", after, sysctlsBefore)
+	}
+}
+
+// addShimSockets adds to shims the sockets in containerd's shim directory
+// that a process in the network namespaces of cluster id listens on.
+func addShimSockets(shims map[string]bool, id string) {
+	prefix := filepath.Join(containerdRunDir, "s") + "/"
+	for path := range listeningUnixSocketsIn("steward-" + id + "*") {
+		if strings.HasPrefix(path, prefix) {
+			shims[path] = true
+		}
 	}
 }
 
@@ -903,10 +923,14 @@ func TestRealNodeSweep(t *testing.T) {
 	if pids := cgroupPIDs(firstCgroupMount(t, cgroupPrefix(id)+"node-0")); len(pids) == 0 {
 		t.Errorf("no container survived the SIGKILL: the sweep has nothing to do")
 	}
+	shims := map[string]bool{}
+	if addShimSockets(shims, id); len(shims) == 0 {
+		t.Errorf("no shim of the killed cluster listens: the sweep has no socket to remove")
+	}
 	began := time.Now()
 	sweepStale()
 	t.Logf("swept in %v", time.Since(began).Round(time.Millisecond))
-	assertNothingLeft(t, dir, id, sysctlsBefore)
+	assertNothingLeft(t, dir, id, shims, sysctlsBefore)
 }
 
 // sweepChildEnv makes TestRealNodeSweep run the cluster that its parent
