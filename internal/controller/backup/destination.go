@@ -259,8 +259,20 @@ func checkReason(reason string) string {
 // A Job of the same name made before it may leave pods behind: only the
 // Job's own count.
 func (r *Reconciler) taskResult(ctx context.Context, job *batchv1.Job) (dumpcmd.Result, bool, error) {
+	res, ok, err := r.taskResultIn(ctx, r.Client, job)
+	if ok {
+		return res, ok, err
+	}
+	// The Job's completion can reach the cache before its pod's final
+	// status does: the API server tells whether the pod and its result
+	// are really gone.
+	return r.taskResultIn(ctx, r.APIReader, job)
+}
+
+// taskResultIn is taskResult as reader sees the Job's pods.
+func (r *Reconciler) taskResultIn(ctx context.Context, reader client.Reader, job *batchv1.Job) (dumpcmd.Result, bool, error) {
 	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+	if err := reader.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
 		return dumpcmd.Result{}, false, fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
 	}
 	var lastErr error

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,6 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/backup/dumpcmd"
+	"github.com/steward-dev/steward/internal/backup/jobs"
 	"github.com/steward-dev/steward/internal/conditions"
 )
 
@@ -187,5 +190,42 @@ func TestRefusedEndpointSuspendsTheCronJob(t *testing.T) {
 	}
 	if !ptr.Deref(cj.Spec.Suspend, false) {
 		t.Error("the CronJob still runs against the refused endpoint")
+	}
+}
+
+// TestTaskResultReadsPastALaggingCache: a finished delete Job whose pod the
+// cache still holds as running (its final status not arrived yet) has its
+// result read from the API server, not reported as gone.
+func TestTaskResultReadsPastALaggingCache(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "gone-delete", Namespace: "shop", UID: "job-uid"}}
+	pod := func(terminated *corev1.ContainerStateTerminated) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone-delete-x", Namespace: "shop",
+			Labels: map[string]string{batchv1.JobNameLabel: job.Name, batchv1.ControllerUidLabel: string(job.UID)}}}
+		cs := corev1.ContainerStatus{Name: jobs.Container, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+		if terminated != nil {
+			cs.State = corev1.ContainerState{Terminated: terminated}
+		}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{cs}
+		return p
+	}
+	msg := string(dumpcmd.Result{Succeeded: true, Deleted: 2}.Marshal())
+	cached := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job.DeepCopy(), pod(nil)).Build()
+	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job.DeepCopy(), pod(&corev1.ContainerStateTerminated{Message: msg})).Build()
+
+	r := &Reconciler{Client: cached, APIReader: live}
+	res, ok, err := r.taskResult(context.Background(), job)
+	if !ok || err != nil || res.Deleted != 2 {
+		t.Errorf("result %+v, found %v (%v): want the 2 deletions the pod reported", res, ok, err)
+	}
+
+	// Gone from both: no result, and no error.
+	empty := fake.NewClientBuilder().WithScheme(scheme).Build()
+	r = &Reconciler{Client: empty, APIReader: empty}
+	if res, ok, err := r.taskResult(context.Background(), job); ok || err != nil {
+		t.Errorf("result %+v, found %v (%v): want none", res, ok, err)
 	}
 }
