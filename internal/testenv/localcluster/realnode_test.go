@@ -860,10 +860,11 @@ func assertNothingLeft(t *testing.T, dir, id string, shims map[string]bool, sysc
 }
 
 // addShimSockets adds to shims the sockets in containerd's shim directory
-// that a process in the network namespaces of cluster id listens on.
+// that a process in the network namespaces of cluster id's nodes listens
+// on (a shim runs in its node's namespace).
 func addShimSockets(shims map[string]bool, id string) {
 	prefix := filepath.Join(containerdRunDir, "s") + "/"
-	for path := range listeningUnixSocketsIn("steward-" + id + "*") {
+	for path := range listeningUnixSocketsIn(cgroupPrefix(id) + "*") {
 		if strings.HasPrefix(path, prefix) {
 			shims[path] = true
 		}
