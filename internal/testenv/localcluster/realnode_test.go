@@ -815,7 +815,7 @@ func readSysctls() map[string]string {
 // directory was dir, left nothing on the host: no process naming the
 // directory, no mount under it, no cgroup or network namespace of the
 // cluster, no registration, none of its shims' sockets (shims: what
-// shimSockets saw while it ran); and, unless another cluster with real
+// addShimSockets saw while it ran); and, unless another cluster with real
 // nodes runs, the sysctls as they were before. Other clusters' shims come
 // and go in the same directory meanwhile, so only the cluster's own
 // sockets are checked.
