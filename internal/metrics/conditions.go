@@ -122,7 +122,7 @@ func (c *conditionsCollector) Collect(ch chan<- prometheus.Metric) {
 					kind.name, t.namespace, t.name, cond.Type, cond.Reason)
 			}
 		})
-		if err != nil {
+		if err != nil && !errors.Is(err, errNotWatched) {
 			ch <- prometheus.NewInvalidMetric(c.desc, fmt.Errorf("listing %ss: %w", kind.name, err))
 		}
 	}

@@ -18,6 +18,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -49,8 +50,10 @@ type Cache interface {
 //
 // The follower attaches to the informer the operator's controllers start,
 // never starting one itself: until that informer exists and has delivered
-// its objects, each scrape lists, as before, and fails as the list does
-// (the kind not cached yet, the cache not started).
+// its objects, each scrape lists, as before. While the process watches no
+// such kind (a replica waiting for the leadership, the leader before its
+// controllers started) the list fails with errNotWatched, and the
+// collectors report no series for the kind instead of failing the scrape.
 type follower[E any] struct {
 	cache   Cache
 	newList func() client.ObjectList
@@ -66,7 +69,21 @@ func newFollower[E any](c Cache, newList func() client.ObjectList, summary func(
 	return &follower[E]{cache: c, newList: newList, summary: summary, entries: map[types.NamespacedName]E{}}
 }
 
-// each calls fn with every entry. fn must not call the follower.
+// errNotWatched: this process does not watch the kind, or its cache has not
+// started. It knows nothing of the kind's objects, neither counts nor
+// problems, so it reports none.
+var errNotWatched = errors.New("the kind is not watched by this process")
+
+// notWatched reports whether err is the cache saying it holds no informer
+// for a kind, or has not started.
+func notWatched(err error) bool {
+	var notCached *cache.ErrResourceNotCached
+	var notStarted *cache.ErrCacheNotStarted
+	return errors.As(err, &notCached) || errors.As(err, &notStarted)
+}
+
+// each calls fn with every entry, or returns errNotWatched while the process
+// watches no such kind. fn must not call the follower.
 func (f *follower[E]) each(ctx context.Context, fn func(E)) error {
 	if f.following(ctx) {
 		f.mu.RLock()
@@ -79,6 +96,9 @@ func (f *follower[E]) each(ctx context.Context, fn func(E)) error {
 	list := f.newList()
 	// Read-only: the cache's objects are not copied.
 	if err := f.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		if notWatched(err) {
+			return errNotWatched
+		}
 		return err
 	}
 	return meta.EachListItem(list, func(o runtime.Object) error {

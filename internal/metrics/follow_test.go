@@ -19,6 +19,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -48,13 +49,20 @@ type fakeCache struct {
 	client.Reader
 	informers *informertest.FakeInformers
 	notCached bool
+	// listErr, when set, is what every list answers.
+	listErr error
 }
 
-var errNotCached = errors.New("the kind is not cached")
-
 func (c *fakeCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if c.listErr != nil {
+		return c.listErr
+	}
 	if c.notCached {
-		return errNotCached
+		gvk, err := kindOfList(list)
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("listing: %w", &cache.ErrResourceNotCached{GVK: gvk})
 	}
 	return c.Reader.List(ctx, list, opts...)
 }
@@ -66,9 +74,10 @@ func (c *fakeCache) GetInformerForKind(ctx context.Context, gvk schema.GroupVers
 	return c.informers.GetInformerForKind(ctx, gvk, opts...)
 }
 
-// TestConditionsFollowTheInformer: while the kind is not cached, a scrape
-// fails as the list does and starts no informer; once the controllers'
-// informer exists, scrapes list until it has delivered its objects, then
+// TestConditionsFollowTheInformer: while the kind is not cached (a replica
+// waiting for the leadership), a scrape succeeds with no series of it and
+// starts no informer; another failure of the list fails the scrape; once
+// the controllers' informer exists, scrapes list until it has delivered its objects, then
 // read what its events said (adds, updates, deletes, deletes seen late).
 func TestConditionsFollowTheInformer(t *testing.T) {
 	scheme := runtime.NewScheme()
@@ -96,9 +105,14 @@ func TestConditionsFollowTheInformer(t *testing.T) {
 		notCached: true,
 	}
 	collector := newConditionsCollector(c, testDesc)
-	if err := testutil.CollectAndCompare(collector, strings.NewReader("")); err == nil || !strings.Contains(err.Error(), errNotCached.Error()) {
-		t.Errorf("a scrape of a kind not cached: %v, want the list's error", err)
+	if err := testutil.CollectAndCompare(collector, strings.NewReader("")); err != nil {
+		t.Errorf("a scrape of kinds not cached: %v, want no series and no error", err)
 	}
+	c.listErr = errors.New("the API server is gone")
+	if err := testutil.CollectAndCompare(collector, strings.NewReader("")); err == nil || !strings.Contains(err.Error(), c.listErr.Error()) {
+		t.Errorf("a scrape whose list failed: %v, want the list's error", err)
+	}
+	c.listErr = nil
 
 	c.notCached = false
 	informer := controllertest.NewFakeInformer() // started, not synced
@@ -132,5 +146,42 @@ func TestConditionsFollowTheInformer(t *testing.T) {
 	webapps.handler().OnDelete(toolscache.DeletedFinalStateUnknown{Key: "a/fourth", Obj: app("fourth", "True")})
 	if err := testutil.CollectAndCompare(collector, strings.NewReader(series("third"))); err != nil {
 		t.Errorf("after deletes: %v", err)
+	}
+}
+
+// TestPhasesOfAKindNotWatched: a process that watches no such kind (a
+// replica waiting for the leadership) reports no phase series rather than
+// zeros it does not know, and its scrape succeeds; once the kind is cached,
+// every phase is reported, zero or not; a list that fails otherwise fails
+// the scrape.
+func TestPhasesOfAKindNotWatched(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := &fakeCache{
+		Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+			&v1alpha1.WebApp{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "a"}}).Build(),
+		informers: &informertest.FakeInformers{Scheme: scheme},
+		notCached: true,
+	}
+	collector := newListPhaseCollector(c, func() client.ObjectList { return &v1alpha1.WebAppList{} },
+		"webapps", "WebApp", []string{"Pending", "Running"}, func(client.Object) string { return "Running" })
+	if err := testutil.CollectAndCompare(collector, strings.NewReader("")); err != nil {
+		t.Errorf("a scrape of a kind not cached: %v, want no series and no error", err)
+	}
+	c.notCached = false
+	// The controllers' informer exists, not synced yet: the scrape lists.
+	c.informers.InformersByGVK = map[schema.GroupVersionKind]toolscache.SharedIndexInformer{
+		v1alpha1.GroupVersion.WithKind("WebApp"): controllertest.NewFakeInformer(),
+	}
+	want := "# HELP steward_webapps Number of WebApp objects in each phase.\n# TYPE steward_webapps gauge\n" +
+		`steward_webapps{phase="Pending"} 0` + "\n" + `steward_webapps{phase="Running"} 1` + "\n"
+	if err := testutil.CollectAndCompare(collector, strings.NewReader(want)); err != nil {
+		t.Errorf("a scrape of a kind cached: %v", err)
+	}
+	c.listErr = errors.New("the API server is gone")
+	if err := testutil.CollectAndCompare(collector, strings.NewReader("")); err == nil || !strings.Contains(err.Error(), c.listErr.Error()) {
+		t.Errorf("a scrape whose list failed: %v, want the list's error", err)
 	}
 }

@@ -18,7 +18,12 @@ package realnode
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -198,4 +203,94 @@ func killOperator(t *testing.T, p operatorPod) int {
 		t.Fatal(err)
 	}
 	return managers[0]
+}
+
+// TestEveryReplicaServesMetrics scrapes /metrics of each operator pod at
+// its pod address, from a node's network namespace, as a Prometheus bound
+// to the chart's metrics reader role would. Every replica answers 200: the
+// leader with the objects' figures, the replica waiting for the leadership
+// with none of them (it watches no Steward kind and knows no figures)
+// rather than an error for each kind it does not watch.
+func TestEveryReplicaServesMetrics(t *testing.T) {
+	requireCluster(t)
+	const scraper = "e2e-metrics-scraper"
+	rbac := fmt.Sprintf(`apiVersion: v1
+kind: ServiceAccount
+metadata: {name: %[1]s, namespace: default}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: %[1]s}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %[2]s-metrics-reader}
+subjects: [{kind: ServiceAccount, name: %[1]s, namespace: default}]
+`, scraper, devenv.OperatorRelease)
+	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(rbac), "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), time.Minute)
+		defer cancel()
+		if out, err := devenv.Kubectl(ctx, cluster, nil, "delete", "clusterrolebinding/"+scraper, "serviceaccount/"+scraper,
+			"--namespace=default", "--ignore-not-found"); err != nil {
+			t.Errorf("deleting the scraper: %v: %s", err, out)
+		}
+	})
+	token, err := devenv.ServiceAccountToken(t.Context(), cluster, "default", scraper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpClient := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext:       cluster.Nodes()[0].DialContext,
+		DisableKeepAlives: true,
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the operator's self-signed certificate
+	}}
+	scrape := func(ip string) (string, error) {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://"+net.JoinHostPort(ip, "8443")+"/metrics", nil)
+		if err != nil {
+			return "", err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return "", err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return "", fmt.Errorf("answered %s: %.2000s", resp.Status, body)
+		}
+		return string(body), nil
+	}
+	// A replica restarted by an earlier test may still be starting, and a
+	// new leader's controllers start a moment after it takes the Lease.
+	eventually(t, 3*time.Minute, "every replica's /metrics", func() error {
+		pods := strings.Fields(kubectl(t, "get", "pods", "--namespace="+devenv.OperatorNamespace,
+			"-l", "app.kubernetes.io/component=manager,app.kubernetes.io/instance="+devenv.OperatorRelease,
+			"-o", `jsonpath={range .items[?(@.status.containerStatuses[0].ready==true)]}{.metadata.name}={.status.podIP} {end}`))
+		if len(pods) < 2 {
+			return fmt.Errorf("ready operator pods: %v, want two", pods)
+		}
+		leader := leaderPod(t).pod
+		var problems []string
+		for _, p := range pods {
+			name, ip, _ := strings.Cut(p, "=")
+			body, err := scrape(ip)
+			switch {
+			case err != nil:
+				problems = append(problems, fmt.Sprintf("%s: %v", name, err))
+			case name == leader && !strings.Contains(body, `steward_webapps{phase="Running"}`):
+				problems = append(problems, fmt.Sprintf("%s, the leader, reports no steward_webapps", name))
+			case name != leader && strings.Contains(body, "steward_webapps{"):
+				problems = append(problems, fmt.Sprintf("%s, not the leader, reports steward_webapps it does not watch", name))
+			}
+		}
+		if len(problems) > 0 {
+			return errors.New(strings.Join(problems, "; "))
+		}
+		t.Logf("%d replicas answered /metrics (the leader %s with the objects' figures)", len(pods), leader)
+		return nil
+	})
 }
