@@ -326,7 +326,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 			return nil, fmt.Errorf("adding the %s ready check: %w", name, err)
 		}
 	}
-	if err := metrics.RegisterConditions(mgr.GetCache()); err != nil {
+	if err := metrics.RegisterConditions(mgr.GetCache(), mgr.Elected()); err != nil {
 		return nil, err
 	}
 

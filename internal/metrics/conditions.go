@@ -60,22 +60,23 @@ var conditionsDesc = prometheus.NewDesc("steward_condition_true_since_timestamp_
 	[]string{"kind", "namespace", "name", "condition", "reason"}, nil)
 
 // RegisterConditions exports steward_condition_true_since_timestamp_seconds
-// from c (the informer cache, at scrape time). Registering it again, as
-// a second manager in one process does, replaces the first: the metric
-// reads the newest manager's cache.
-func RegisterConditions(c Cache) error {
-	if err := registerReplacing(newConditionsCollector(c, conditionsDesc)); err != nil {
+// from c (the informer cache, at scrape time) once elected closes (the
+// manager's Elected). Registering it again, as a second manager in one
+// process does, replaces the first: the metric reads the newest manager's
+// cache.
+func RegisterConditions(c Cache, elected <-chan struct{}) error {
+	if err := registerReplacing(newConditionsCollector(c, elected, conditionsDesc)); err != nil {
 		return fmt.Errorf("registering the condition metric: %w", err)
 	}
 	return nil
 }
 
-func newConditionsCollector(c Cache, desc *prometheus.Desc) *conditionsCollector {
+func newConditionsCollector(c Cache, elected <-chan struct{}, desc *prometheus.Desc) *conditionsCollector {
 	kinds := v1alpha1.ConditionedKinds()
 	names := slices.Sorted(maps.Keys(kinds))
 	collector := &conditionsCollector{desc: desc}
 	for _, name := range names {
-		collector.kinds = append(collector.kinds, conditionedKind{name: name, objects: newFollower(c, kinds[name], problemsOf)})
+		collector.kinds = append(collector.kinds, conditionedKind{name: name, objects: newFollower(c, elected, kinds[name], problemsOf)})
 	}
 	return collector
 }
@@ -122,7 +123,7 @@ func (c *conditionsCollector) Collect(ch chan<- prometheus.Metric) {
 					kind.name, t.namespace, t.name, cond.Type, cond.Reason)
 			}
 		})
-		if err != nil && !errors.Is(err, errNotWatched) {
+		if err != nil && !errors.Is(err, errNoFigures) {
 			ch <- prometheus.NewInvalidMetric(c.desc, fmt.Errorf("listing %ss: %w", kind.name, err))
 		}
 	}

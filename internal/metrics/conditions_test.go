@@ -71,7 +71,7 @@ func TestConditionsCollector(t *testing.T) {
 		builder = builder.WithObjects(o)
 	}
 	// No informer: every scrape lists.
-	c := newConditionsCollector(&fakeCache{Reader: builder.Build(), informers: &informertest.FakeInformers{Error: errors.New("no informers")}}, testDesc)
+	c := newConditionsCollector(&fakeCache{Reader: builder.Build(), informers: &informertest.FakeInformers{Error: errors.New("no informers")}}, elected(), testDesc)
 	want := `# HELP steward_condition_true_since_timestamp_seconds h
 # TYPE steward_condition_true_since_timestamp_seconds gauge
 steward_condition_true_since_timestamp_seconds{condition="BackupStale",kind="Backup",name="nightly",namespace="b",reason="NoRecentSuccess"} 1.8e+09

@@ -48,14 +48,20 @@ type Cache interface {
 // listing every object: a list from the cache copies each object into the
 // list's items (tens of megabytes at 10,000 WebApps, at every scrape).
 //
+// Only the leader reports figures: the replicas waiting for the leadership
+// may cache some kinds too (for the field indexes and the webhooks), and a
+// sum over every replica would count their objects twice. Until elected
+// closes, each reports errNoFigures.
+//
 // The follower attaches to the informer the operator's controllers start,
 // never starting one itself: until that informer exists and has delivered
-// its objects, each scrape lists, as before. While the process watches no
-// such kind (a replica waiting for the leadership, the leader before its
-// controllers started) the list fails with errNotWatched, and the
-// collectors report no series for the kind instead of failing the scrape.
+// its objects, each scrape lists, as before. While the leader watches no
+// such kind yet (its controllers not started) the list fails, and each
+// reports errNoFigures too: the collectors then report no series for the
+// kind instead of failing the scrape.
 type follower[E any] struct {
 	cache   Cache
+	elected <-chan struct{}
 	newList func() client.ObjectList
 	// summary is an object's entry; false leaves the object out.
 	summary func(client.Object) (E, bool)
@@ -65,14 +71,14 @@ type follower[E any] struct {
 	entries map[types.NamespacedName]E
 }
 
-func newFollower[E any](c Cache, newList func() client.ObjectList, summary func(client.Object) (E, bool)) *follower[E] {
-	return &follower[E]{cache: c, newList: newList, summary: summary, entries: map[types.NamespacedName]E{}}
+func newFollower[E any](c Cache, elected <-chan struct{}, newList func() client.ObjectList, summary func(client.Object) (E, bool)) *follower[E] {
+	return &follower[E]{cache: c, elected: elected, newList: newList, summary: summary, entries: map[types.NamespacedName]E{}}
 }
 
-// errNotWatched: this process does not watch the kind, or its cache has not
-// started. It knows nothing of the kind's objects, neither counts nor
-// problems, so it reports none.
-var errNotWatched = errors.New("the kind is not watched by this process")
+// errNoFigures: this process is not the leader, or does not watch the kind
+// yet (or its cache has not started). It reports none of the kind's
+// figures, neither counts nor problems.
+var errNoFigures = errors.New("not the leader, or the kind is not watched yet")
 
 // notWatched reports whether err is the cache saying it holds no informer
 // for a kind, or has not started.
@@ -82,9 +88,14 @@ func notWatched(err error) bool {
 	return errors.As(err, &notCached) || errors.As(err, &notStarted)
 }
 
-// each calls fn with every entry, or returns errNotWatched while the process
-// watches no such kind. fn must not call the follower.
+// each calls fn with every entry, or returns errNoFigures while the process
+// is not the leader or watches no such kind. fn must not call the follower.
 func (f *follower[E]) each(ctx context.Context, fn func(E)) error {
+	select {
+	case <-f.elected:
+	default:
+		return errNoFigures
+	}
 	if f.following(ctx) {
 		f.mu.RLock()
 		defer f.mu.RUnlock()
@@ -97,7 +108,7 @@ func (f *follower[E]) each(ctx context.Context, fn func(E)) error {
 	// Read-only: the cache's objects are not copied.
 	if err := f.cache.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		if notWatched(err) {
-			return errNotWatched
+			return errNoFigures
 		}
 		return err
 	}

@@ -74,6 +74,13 @@ func (c *fakeCache) GetInformerForKind(ctx context.Context, gvk schema.GroupVers
 	return c.informers.GetInformerForKind(ctx, gvk, opts...)
 }
 
+// elected is the channel of a manager already elected.
+func elected() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
 // TestConditionsFollowTheInformer: while the kind is not cached (a replica
 // waiting for the leadership), a scrape succeeds with no series of it and
 // starts no informer; another failure of the list fails the scrape; once
@@ -104,7 +111,7 @@ func TestConditionsFollowTheInformer(t *testing.T) {
 		informers: &informertest.FakeInformers{Scheme: scheme},
 		notCached: true,
 	}
-	collector := newConditionsCollector(c, testDesc)
+	collector := newConditionsCollector(c, elected(), testDesc)
 	if err := testutil.CollectAndCompare(collector, strings.NewReader("")); err != nil {
 		t.Errorf("a scrape of kinds not cached: %v, want no series and no error", err)
 	}
@@ -149,12 +156,13 @@ func TestConditionsFollowTheInformer(t *testing.T) {
 	}
 }
 
-// TestPhasesOfAKindNotWatched: a process that watches no such kind (a
-// replica waiting for the leadership) reports no phase series rather than
-// zeros it does not know, and its scrape succeeds; once the kind is cached,
-// every phase is reported, zero or not; a list that fails otherwise fails
-// the scrape.
-func TestPhasesOfAKindNotWatched(t *testing.T) {
+// TestPhasesOnlyFromTheLeader: a replica waiting for the leadership reports
+// no phase series even of a kind it caches (a sum over the replicas would
+// count the objects twice); the leader, while it watches no such kind yet,
+// reports none either rather than zeros it does not know, and its scrape
+// succeeds; once the kind is cached, every phase is reported, zero or not;
+// a list that fails otherwise fails the scrape.
+func TestPhasesOnlyFromTheLeader(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -163,10 +171,16 @@ func TestPhasesOfAKindNotWatched(t *testing.T) {
 		Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(
 			&v1alpha1.WebApp{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "a"}}).Build(),
 		informers: &informertest.FakeInformers{Scheme: scheme},
-		notCached: true,
 	}
-	collector := newListPhaseCollector(c, func() client.ObjectList { return &v1alpha1.WebAppList{} },
+	leading := make(chan struct{})
+	collector := newListPhaseCollector(c, leading, func() client.ObjectList { return &v1alpha1.WebAppList{} },
 		"webapps", "WebApp", []string{"Pending", "Running"}, func(client.Object) string { return "Running" })
+	if err := testutil.CollectAndCompare(collector, strings.NewReader("")); err != nil {
+		t.Errorf("a scrape of a replica not elected: %v, want no series and no error", err)
+	}
+
+	close(leading)
+	c.notCached = true
 	if err := testutil.CollectAndCompare(collector, strings.NewReader("")); err != nil {
 		t.Errorf("a scrape of a kind not cached: %v, want no series and no error", err)
 	}

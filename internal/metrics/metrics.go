@@ -77,19 +77,19 @@ func newPhaseCollector(plural, kind string, phases []string, count PhaseCounter)
 // RegisterListPhases exports steward_<plural>{phase}, counting the objects
 // newList lists from c by phaseOf: from the events of the kind's informer
 // once the controllers have started it (a follower), by a list until then.
-// A process that does not watch the kind (a replica waiting for the
-// leadership) exports no series of it.
+// Only the leader exports it, once elected closes (the manager's Elected):
+// a replica waiting for the leadership exports no series of it.
 // Registering the same metric again, as a second manager in one process
 // does, replaces the first.
-func RegisterListPhases(c Cache, newList func() client.ObjectList, plural, kind string, phases []string, phaseOf func(client.Object) string) error {
-	if err := registerReplacing(newListPhaseCollector(c, newList, plural, kind, phases, phaseOf)); err != nil {
+func RegisterListPhases(c Cache, elected <-chan struct{}, newList func() client.ObjectList, plural, kind string, phases []string, phaseOf func(client.Object) string) error {
+	if err := registerReplacing(newListPhaseCollector(c, elected, newList, plural, kind, phases, phaseOf)); err != nil {
 		return fmt.Errorf("registering %s metrics: %w", kind, err)
 	}
 	return nil
 }
 
-func newListPhaseCollector(c Cache, newList func() client.ObjectList, plural, kind string, phases []string, phaseOf func(client.Object) string) *phaseCollector {
-	objects := newFollower(c, newList, func(o client.Object) (string, bool) { return phaseOf(o), true })
+func newListPhaseCollector(c Cache, elected <-chan struct{}, newList func() client.ObjectList, plural, kind string, phases []string, phaseOf func(client.Object) string) *phaseCollector {
+	objects := newFollower(c, elected, newList, func(o client.Object) (string, bool) { return phaseOf(o), true })
 	return newPhaseCollector(plural, kind, phases, func(ctx context.Context) (map[string]int, error) {
 		counts := map[string]int{}
 		err := objects.each(ctx, func(phase string) { counts[phase]++ })
@@ -103,7 +103,7 @@ func (c *phaseCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	counts, err := c.count(ctx)
-	if errors.Is(err, errNotWatched) {
+	if errors.Is(err, errNoFigures) {
 		return // no figures rather than zeros the process does not know
 	}
 	if err != nil {

@@ -133,17 +133,27 @@ func TestOperatorEndpoints(t *testing.T) {
 	}
 	_ = conn.Close()
 
-	body, err := operator.Metrics(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		`steward_webapps{phase="Running"}`,
-		`controller_runtime_reconcile_total{controller="webapp",result="success"}`,
-		`leader_election_master_status{name="steward.steward.dev"} 1`,
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("/metrics lacks %s", want)
+	// Each scrape answers; the figures of a kind appear once the leader's
+	// controllers watch it, a moment after it took the Lease.
+	eventually(t, time.Minute, func() error {
+		body, err := operator.Metrics(ctx)
+		if err != nil {
+			return err
 		}
-	}
+		var lacks []string
+		for _, want := range []string{
+			`steward_webapps{phase="Running"}`,
+			`steward_databases{phase="Running"}`,
+			`controller_runtime_reconcile_total{controller="webapp",result="success"}`,
+			`leader_election_master_status{name="steward.steward.dev"} 1`,
+		} {
+			if !strings.Contains(body, want) {
+				lacks = append(lacks, want)
+			}
+		}
+		if len(lacks) > 0 {
+			return fmt.Errorf("/metrics lacks %s", strings.Join(lacks, ", "))
+		}
+		return nil
+	})
 }

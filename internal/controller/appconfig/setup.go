@@ -51,7 +51,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if err := appconfig.IndexWebAppUses(context.Background(), mgr.GetFieldIndexer(), configIndex); err != nil {
 		return err
 	}
-	err := metrics.RegisterListPhases(reader, func() client.ObjectList { return &v1alpha1.AppConfigList{} },
+	err := metrics.RegisterListPhases(reader, mgr.Elected(), func() client.ObjectList { return &v1alpha1.AppConfigList{} },
 		"appconfigs", "AppConfig", phases, func(o client.Object) string { return string(o.(*v1alpha1.AppConfig).Status.Phase) })
 	if err != nil {
 		return err

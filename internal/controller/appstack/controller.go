@@ -119,7 +119,7 @@ var phases = []string{
 // components and Ingresses they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
-	err := metrics.RegisterListPhases(reader, func() client.ObjectList { return &v1alpha1.AppStackList{} },
+	err := metrics.RegisterListPhases(reader, mgr.Elected(), func() client.ObjectList { return &v1alpha1.AppStackList{} },
 		"appstacks", "AppStack", phases, func(o client.Object) string { return string(o.(*v1alpha1.AppStack).Status.Phase) })
 	if err != nil {
 		return err

@@ -265,7 +265,7 @@ func podToCache(_ context.Context, pod client.Object) []reconcile.Request {
 // and the steward_caches{phase} metric.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
-	err := metrics.RegisterListPhases(reader, func() client.ObjectList { return &v1alpha1.CacheList{} },
+	err := metrics.RegisterListPhases(reader, mgr.Elected(), func() client.ObjectList { return &v1alpha1.CacheList{} },
 		"caches", "Cache", phases, func(o client.Object) string { return string(o.(*v1alpha1.Cache).Status.Phase) })
 	if err != nil {
 		return err

@@ -360,7 +360,7 @@ func byDatabaseLabel(_ context.Context, obj client.Object) []reconcile.Request {
 // claims, and the steward_databases{phase} metric.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
-	err := metrics.RegisterListPhases(reader, func() client.ObjectList { return &v1alpha1.DatabaseList{} },
+	err := metrics.RegisterListPhases(reader, mgr.Elected(), func() client.ObjectList { return &v1alpha1.DatabaseList{} },
 		"databases", "Database", phases, func(o client.Object) string { return string(o.(*v1alpha1.Database).Status.Phase) })
 	if err != nil {
 		return err

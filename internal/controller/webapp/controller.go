@@ -279,7 +279,7 @@ func podToWebApp(_ context.Context, pod client.Object) []reconcile.Request {
 // metric.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
-	err := metrics.RegisterListPhases(reader, func() client.ObjectList { return &v1alpha1.WebAppList{} },
+	err := metrics.RegisterListPhases(reader, mgr.Elected(), func() client.ObjectList { return &v1alpha1.WebAppList{} },
 		"webapps", "WebApp", phases, func(o client.Object) string { return string(o.(*v1alpha1.WebApp).Status.Phase) })
 	if err != nil {
 		return err
