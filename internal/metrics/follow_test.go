@@ -81,11 +81,12 @@ func elected() <-chan struct{} {
 	return c
 }
 
-// TestConditionsFollowTheInformer: while the kind is not cached (a replica
-// waiting for the leadership), a scrape succeeds with no series of it and
-// starts no informer; another failure of the list fails the scrape; once
-// the controllers' informer exists, scrapes list until it has delivered its objects, then
-// read what its events said (adds, updates, deletes, deletes seen late).
+// TestConditionsFollowTheInformer: while the kind is not cached (the leader
+// before its controllers started), a scrape succeeds with no series of it
+// and starts no informer; another failure of the list fails the scrape;
+// once the controllers' informer exists, scrapes list until it has
+// delivered its objects, then read what its events said (adds, updates,
+// deletes, deletes seen late).
 func TestConditionsFollowTheInformer(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
