@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -67,11 +68,19 @@ func ServiceAccountToken(ctx context.Context, c *localcluster.Cluster, namespace
 	return strings.TrimSpace(out), nil
 }
 
-// metricsToken sets up MetricsScraper and returns its token.
+// metricsToken installs config/rbac's metrics reader role, sets up
+// MetricsScraper and returns its token.
 func metricsToken(ctx context.Context, c *localcluster.Cluster) (string, error) {
 	if _, err := Kubectl(ctx, c, nil, "apply", "--server-side", "-f", "config/rbac/metrics_reader_role.yaml"); err != nil {
 		return "", fmt.Errorf("installing the metrics reader role: %w", err)
 	}
+	return MetricsScraperToken(ctx, c)
+}
+
+// MetricsScraperToken creates MetricsScraper, bound to the
+// steward-metrics-reader ClusterRole (config/rbac's, or the chart's of the
+// release "steward"), and returns its token.
+func MetricsScraperToken(ctx context.Context, c *localcluster.Cluster) (string, error) {
 	if _, err := Kubectl(ctx, c, []byte(scraperRBAC), "apply", "--server-side", "-f", "-"); err != nil {
 		return "", fmt.Errorf("creating the metrics scraper: %w", err)
 	}
@@ -113,6 +122,13 @@ func (o *Operator) Metrics(ctx context.Context) (string, error) {
 // operator's certificate is self-signed and not checked: the operator runs
 // on loopback here.
 func GetMetrics(ctx context.Context, url, token string) (int, string, error) {
+	return GetMetricsVia(ctx, nil, url, token)
+}
+
+// GetMetricsVia is GetMetrics over connections dial opens (a node's
+// DialContext, to reach an operator pod at its address); nil dials from
+// this process's network namespace.
+func GetMetricsVia(ctx context.Context, dial func(ctx context.Context, network, address string) (net.Conn, error), url, token string) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, "", err
@@ -121,7 +137,8 @@ func GetMetrics(ctx context.Context, url, token string) (int, string, error) {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	client := &http.Client{Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // a self-signed certificate on loopback
+		DialContext:     dial,
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the operator's self-signed certificate
 	}}
 	defer client.CloseIdleConnections()
 	resp, err := client.Do(req)

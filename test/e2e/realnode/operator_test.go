@@ -18,10 +18,8 @@ package realnode
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -213,56 +211,27 @@ func killOperator(t *testing.T, p operatorPod) int {
 // rather than an error for each kind it does not watch.
 func TestEveryReplicaServesMetrics(t *testing.T) {
 	requireCluster(t)
-	const scraper = "e2e-metrics-scraper"
-	rbac := fmt.Sprintf(`apiVersion: v1
-kind: ServiceAccount
-metadata: {name: %[1]s, namespace: default}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: %[1]s}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %[2]s-metrics-reader}
-subjects: [{kind: ServiceAccount, name: %[1]s, namespace: default}]
-`, scraper, devenv.OperatorRelease)
-	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(rbac), "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v: %s", err, out)
+	token, err := devenv.MetricsScraperToken(t.Context(), cluster)
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), time.Minute)
 		defer cancel()
-		if out, err := devenv.Kubectl(ctx, cluster, nil, "delete", "clusterrolebinding/"+scraper, "serviceaccount/"+scraper,
-			"--namespace=default", "--ignore-not-found"); err != nil {
+		if out, err := devenv.Kubectl(ctx, cluster, nil, "delete", "clusterrolebinding/"+devenv.MetricsScraper,
+			"serviceaccount/"+devenv.MetricsScraper, "--namespace=default", "--ignore-not-found"); err != nil {
 			t.Errorf("deleting the scraper: %v: %s", err, out)
 		}
 	})
-	token, err := devenv.ServiceAccountToken(t.Context(), cluster, "default", scraper)
-	if err != nil {
-		t.Fatal(err)
-	}
-	httpClient := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext:       cluster.Nodes()[0].DialContext,
-		DisableKeepAlives: true,
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the operator's self-signed certificate
-	}}
 	scrape := func(ip string) (string, error) {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "https://"+net.JoinHostPort(ip, "8443")+"/metrics", nil)
-		if err != nil {
-			return "", err
+		url := "https://" + net.JoinHostPort(ip, "8443") + "/metrics"
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		code, body, err := devenv.GetMetricsVia(ctx, cluster.Nodes()[0].DialContext, url, token)
+		if err == nil && code != http.StatusOK {
+			err = fmt.Errorf("answered %d: %.2000s", code, body)
 		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			return "", err
-		}
-		defer func() { _ = resp.Body.Close() }()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return "", err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return "", fmt.Errorf("answered %s: %.2000s", resp.Status, body)
-		}
-		return string(body), nil
+		return body, err
 	}
 	// A replica restarted by an earlier test may still be starting, and a
 	// new leader's controllers start a moment after it takes the Lease.
