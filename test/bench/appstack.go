@@ -35,7 +35,6 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appstack"
-	"github.com/steward-dev/steward/internal/testenv/devenv"
 )
 
 // stackScenario is the AppStack kind. Its measure is stacks: bulk creates
@@ -219,8 +218,21 @@ func (c controllerWork) minus(before controllerWork) controllerWork {
 	}
 }
 
+func (c controllerWork) plus(d controllerWork) controllerWork {
+	return c.minus(controllerWork{
+		Reconciles: -d.Reconciles, ReconcileSeconds: -d.ReconcileSeconds, Queued: -d.Queued, QueueSeconds: -d.QueueSeconds,
+	})
+}
+
+// per formats the reconciles per object of objects, and the mean
+// reconcile time and queue wait.
+func (c controllerWork) per(objects int) string {
+	return fmt.Sprintf("%.1f; %.0f / %.0f ms", c.Reconciles/float64(max(objects, 1)),
+		1000*c.ReconcileSeconds/max(c.Reconciles, 1), 1000*c.QueueSeconds/max(c.Queued, 1))
+}
+
 // scrapeController reads a controller's work from the operator's metrics.
-func scrapeController(ctx context.Context, op *devenv.Operator, name string) (controllerWork, error) {
+func scrapeController(ctx context.Context, op metricsReader, name string) (controllerWork, error) {
 	var c controllerWork
 	body, err := op.Metrics(ctx)
 	if err != nil {
@@ -300,9 +312,7 @@ func (s *stackResults) finish() {
 			s.Ratios = append(s.Ratios, r.StackSeconds/r.BaselineSeconds)
 		}
 		s.OrderViolations += len(r.Violations)
-		c := &s.Controller
-		c.Reconciles, c.ReconcileSeconds = c.Reconciles+r.Controller.Reconciles, c.ReconcileSeconds+r.Controller.ReconcileSeconds
-		c.Queued, c.QueueSeconds = c.Queued+r.Controller.Queued, c.QueueSeconds+r.Controller.QueueSeconds
+		s.Controller = s.Controller.plus(r.Controller)
 		for k, v := range r.ComponentReadyP50 {
 			comps[k] = append(comps[k], v)
 		}
@@ -656,9 +666,7 @@ func (s *stackResults) print(w io.Writer) {
 	fmt.Fprintf(w, "   dependency order violations (of %d edges)\t%d\t0, %s\t\n", s.OrderChecks, s.OrderViolations, verdict(s.OrderViolations == 0))
 	fmt.Fprintf(w, "   operator writes per stack: AppStack / directly\t%.1f / %.1f\t\t\n", s.WritesPerStack, s.BaselineWritesPerStack)
 	fmt.Fprintf(w, "   AppStack status writes per stack\t%.2f\t\t\n", s.StatusWritesPerStack)
-	c := s.Controller
-	fmt.Fprintf(w, "   AppStack reconciles per stack; mean reconcile / queue wait\t%.1f; %.0f / %.0f ms\t\t\n",
-		c.Reconciles/float64(max(s.Stacks*len(s.Rounds), 1)), 1000*c.ReconcileSeconds/max(c.Reconciles, 1), 1000*c.QueueSeconds/max(c.Queued, 1))
+	fmt.Fprintf(w, "   AppStack reconciles per stack; mean reconcile / queue wait\t%s\t\t\n", s.Controller.per(s.Stacks*len(s.Rounds)))
 }
 
 func (s *stackResults) timeline(m map[string]float64) string {

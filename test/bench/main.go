@@ -252,6 +252,11 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The profiles, the heap profiles and the operator's log are written
+	// beside the results as the run goes, before the results themselves.
+	if err := os.MkdirAll(filepath.Dir(cfg.Out), 0o755); err != nil {
+		return nil, err
+	}
 	b := &bench{cfg: cfg, sc: sc, began: time.Now()}
 	pods := 2*cfg.Rounds*cfg.N + cfg.N + cfg.Probes + 10
 	if slices.Contains(selected, "stacks") {
@@ -511,7 +516,11 @@ func (b *bench) measureConvergence(ctx context.Context, res *results) error {
 			if err != nil {
 				return err
 			}
-			res.addFirstConvergence(after.minus(before), b.cfg.N)
+			work, err := br.work(ctx, b.operator, b.sc)
+			if err != nil {
+				return err
+			}
+			res.addFirstConvergence(after.minus(before), work, b.cfg.N)
 			// The change latency edits a WebApp of a round that is kept:
 			// with -fresh-rounds, only the last.
 			if b.cfg.FreshRounds && r < b.cfg.Rounds-1 {
@@ -705,11 +714,19 @@ func writeJSON(path string, v any) error {
 // objects.
 type bulkRound struct {
 	before      requestCounts
+	workBefore  controllerWork
 	start, last time.Time
 	keys        []client.ObjectKey
 	// cpu is the CPU time each process used from start until the round
 	// was seen converged.
 	cpu cpuTimes
+}
+
+// work is what the kind's controller of op did from the start of the
+// round until now.
+func (br bulkRound) work(ctx context.Context, op metricsReader, sc Scenario) (controllerWork, error) {
+	after, err := scrapeController(ctx, op, strings.ToLower(sc.Kind()))
+	return after.minus(br.workBefore), err
 }
 
 // operatorRound creates N objects of the scenario across nss for the
@@ -718,6 +735,9 @@ func (b *bench) operatorRound(ctx context.Context, op metricsReader, pid int, ns
 	var br bulkRound
 	var err error
 	if br.before, err = scrapeRequests(ctx, op); err != nil {
+		return br, err
+	}
+	if br.workBefore, err = scrapeController(ctx, op, strings.ToLower(b.sc.Kind())); err != nil {
 		return br, err
 	}
 	var objs []client.Object

@@ -74,6 +74,8 @@ type peerResults struct {
 	Objects         int                `json:"objects"`
 	RequestsPerObj  map[string]float64 `json:"requestsPerObject"`
 	ObjectWritesPer float64            `json:"objectWritesPerObject"`
+	// Work is the peer's reconciles and queue waits over its rounds.
+	Work controllerWork `json:"work"`
 	// FailedWritesPer are the write requests the API server refused (409
 	// conflicts of updates from a stale cache): they changed nothing and
 	// are not in ObjectWritesPer.
@@ -315,6 +317,11 @@ func (b *bench) measurePeer(ctx context.Context, cluster *localcluster.Cluster, 
 		for k, v := range after.minus(before) {
 			pr.total[k] += v
 		}
+		work, err := br.work(ctx, p, b.sc)
+		if err != nil {
+			return err
+		}
+		pr.Work = pr.Work.plus(work)
 		pr.Objects += b.cfg.N
 		if !rawFirst {
 			if err := b.peerRawRound(ctx, r, p.pid, pr, &all); err != nil {

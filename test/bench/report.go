@@ -108,7 +108,10 @@ type results struct {
 		ObjectWritesPer  float64            `json:"objectWritesPerObject"`
 		EventWritesPer   float64            `json:"eventWritesPerObject"`
 		LeaseWritesTotal float64            `json:"leaseWrites"`
-		total            requestCounts
+		// Work is the reconciles of the kind's controller and their queue
+		// waits over the same rounds, until the operator was quiet.
+		Work  controllerWork `json:"work"`
+		total requestCounts
 	} `json:"firstConvergence"`
 
 	Idle struct {
@@ -152,7 +155,7 @@ type results struct {
 
 func (r *results) ran(measure string) bool { return slices.Contains(r.Measures, measure) }
 
-func (r *results) addFirstConvergence(d requestCounts, objects int) {
+func (r *results) addFirstConvergence(d requestCounts, work controllerWork, objects int) {
 	fc := &r.FirstConvergence
 	if fc.total == nil {
 		fc.total = requestCounts{}
@@ -160,6 +163,7 @@ func (r *results) addFirstConvergence(d requestCounts, objects int) {
 	for k, v := range d {
 		fc.total[k] += v
 	}
+	fc.Work = fc.Work.plus(work)
 	fc.Objects += objects
 }
 
@@ -280,6 +284,7 @@ func (r *results) print(out io.Writer) {
 		}
 		fmt.Fprintf(w, "3. object writes per %s, first convergence\t%.2f (with events %.2f, events %.2f)\t%s\t\n",
 			r.Kind, fc.ObjectWritesPer, fc.WritesPerObj, fc.EventWritesPer, target)
+		fmt.Fprintf(w, "   %s reconciles per %s; mean reconcile / queue wait\t%s\t\t\n", r.Kind, r.Kind, fc.Work.per(fc.Objects))
 		if r.Kind == "Database" {
 			st := fc.RequestsPerObj["patch databases/status"]
 			fmt.Fprintf(w, "   status writes per Database\t%.2f\t<= 1.5, %s\t\n", st, verdict(st <= 1.5))
@@ -384,6 +389,7 @@ func (r *results) printPeer(out io.Writer) {
 		r.Convergence.MedianRatio, p.PeerOverRaw, p.NormalizedStewardOverPeer, verdict(p.NormalizedStewardOverPeer > 0 && p.NormalizedStewardOverPeer <= 0.8))
 	fmt.Fprintf(w, "   object writes per WebApp, first convergence\t%.2f\t%.2f (+%.2f refused)\t%.2fx\tfewer, %s\t\n",
 		fc.ObjectWritesPer, p.ObjectWritesPer, p.FailedWritesPer, fc.ObjectWritesPer/p.ObjectWritesPer, verdict(fc.ObjectWritesPer < p.ObjectWritesPer))
+	fmt.Fprintf(w, "   reconciles per WebApp; mean reconcile / queue wait\t%s\t%s\t\t\t\n", fc.Work.per(fc.Objects), p.Work.per(p.Objects))
 	if r.ran("idle") && p.IdleSeconds > 0 {
 		fmt.Fprintf(w, "   writes in a %.0f s idle window (+ Lease renewals)\t%.0f (+%.0f)\t%.0f (+%.0f)\t\t\t\n", p.IdleSeconds, r.Idle.Writes, r.Idle.LeaseWrites, p.IdleWrites, p.IdleLeaseWrites)
 	}
