@@ -43,6 +43,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -136,11 +137,14 @@ func (a Applier) Apply(ctx context.Context, desired runtime.ApplyConfiguration, 
 		return a.update(ctx, u, hash, current, ownerUID, true)
 	}
 
-	created := u.DeepCopy()
+	created, err := createObject(u, current)
+	if err != nil {
+		return err
+	}
 	err = a.Client.Create(ctx, created, client.FieldOwner(CreateFieldOwner))
 	switch {
 	case err == nil:
-		return decode(created, current)
+		return setCreated(created, current)
 	case !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("creating %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
@@ -191,6 +195,34 @@ func (a Applier) upgradeCreated(ctx context.Context, live client.Object) error {
 	if err := a.Client.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch)); err != nil {
 		return fmt.Errorf("handing the fields of %s over to server-side apply: %w", live.GetName(), err)
 	}
+	return nil
+}
+
+// createObject is the object that creates u: for a Kubernetes kind, a
+// typed object of current's type, which the client sends and receives as
+// protobuf, cheaper for the API server and for Steward than the JSON of an
+// unstructured object; for any other kind, a copy of u. (A typed custom
+// resource would encode its empty fields too, and the API server would
+// record them as set by the create.) Either way the API server decodes the
+// same object and records the same fields.
+func createObject(u *unstructured.Unstructured, current client.Object) (client.Object, error) {
+	if _, ok := current.(runtime.Unstructured); ok || !clientgoscheme.Scheme.Recognizes(u.GroupVersionKind()) {
+		return u.DeepCopy(), nil
+	}
+	obj := reflect.New(reflect.TypeOf(current).Elem()).Interface().(client.Object)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return nil, fmt.Errorf("encoding %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	return obj, nil
+}
+
+// setCreated copies the object created, as the API server returned it, into
+// current.
+func setCreated(created, current client.Object) error {
+	if u, ok := created.(*unstructured.Unstructured); ok {
+		return decode(u, current)
+	}
+	reflect.ValueOf(current).Elem().Set(reflect.ValueOf(created).Elem())
 	return nil
 }
 
