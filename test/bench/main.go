@@ -38,6 +38,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -47,6 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/steward-dev/steward/internal/manager"
+	"github.com/steward-dev/steward/internal/memlimit"
 	"github.com/steward-dev/steward/internal/testenv/devenv"
 	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
@@ -80,6 +82,26 @@ type config struct {
 	// OperatorLogLevel is Steward's --log-level: 1 or more adds its debug
 	// lines to steward.log, for explaining a slow measure.
 	OperatorLogLevel int
+	// OperatorMemoryLimit, when set, gives Steward the soft memory limit
+	// it sets itself in a container with this memory limit (the chart's
+	// resources.limits.memory): GOMEMLIMIT at memlimit.Share of it.
+	OperatorMemoryLimit string
+}
+
+// memoryLimitEnv is the operator's environment for a container memory
+// limit (a quantity such as 256Mi; empty for none): the GOMEMLIMIT that
+// memlimit.Set derives from the cgroup's limit, which a process outside a
+// container has not. It also returns a note for the log.
+func memoryLimitEnv(limit string) ([]string, string, error) {
+	if limit == "" {
+		return nil, "", nil
+	}
+	q, err := resource.ParseQuantity(limit)
+	if err != nil {
+		return nil, "", fmt.Errorf("-operator-memory-limit: %w", err)
+	}
+	soft := int64(float64(q.Value()) * memlimit.Share)
+	return []string{fmt.Sprintf("GOMEMLIMIT=%d", soft)}, fmt.Sprintf(", as in a container limited to %s: GOMEMLIMIT=%d", limit, soft), nil
 }
 
 // intList is a flag of comma-separated integers.
@@ -191,6 +213,7 @@ func main() {
 	flag.BoolVar(&cfg.Profiles, "profiles", true, "Save 30-second CPU profiles of the API server and of the operator, from 10 s into the first round of Steward, of the peer and of the plain client beside each, next to the results (apiserver-steward.pprof, steward-cpu.pprof, ...).")
 	flag.BoolVar(&cfg.FreshRounds, "fresh-rounds", false, "Delete the namespaces of each of Steward's and the plain client's convergence rounds (not the peer's), and wait until they are gone, before the next round: every round then starts with the same cluster. The API server's ClusterIP allocation costs more the more Services exist, which at -n 10000 makes the second round of a pair much slower than the first.")
 	flag.IntVar(&cfg.OperatorLogLevel, "operator-log-level", 0, "Steward's --log-level (1 for debug); its log is kept beside the results as steward.log.")
+	flag.StringVar(&cfg.OperatorMemoryLimit, "operator-memory-limit", "", "Run Steward as in a container with this memory limit (e.g. 256Mi): GOMEMLIMIT at 90% of it, as the operator sets from its cgroup. Empty: no limit, as in the chart without resources.limits.memory.")
 	flag.StringVar(&cfg.Out, "out", filepath.Join(root, "bin", "bench", "results.json"), "Where to write the JSON results.")
 	flag.Parse()
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
@@ -332,12 +355,16 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	if err != nil {
 		return nil, err
 	}
-	b.operator, err = devenv.StartOperator(ctx, cluster, bin, logFile, "--leader-elect=true", fmt.Sprintf("--log-level=%d", cfg.OperatorLogLevel))
+	env, limit, err := memoryLimitEnv(cfg.OperatorMemoryLimit)
+	if err != nil {
+		return nil, err
+	}
+	b.operator, err = devenv.StartOperatorWithEnv(ctx, cluster, bin, logFile, env, "--leader-elect=true", fmt.Sprintf("--log-level=%d", cfg.OperatorLogLevel))
 	if err != nil {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, b.operator.Stop(30*time.Second)) }()
-	b.logf("Operator started with its defaults (no client-side throttle, --webapp-concurrency=10, --database-concurrency=4, leader election on)")
+	b.logf("Operator started with its defaults (no client-side throttle, --webapp-concurrency=10, --database-concurrency=4, leader election on)%s", limit)
 
 	b.mem = &sampler{}
 	go b.mem.run(ctx, b.operator.PID, b.operator, 500*time.Millisecond)

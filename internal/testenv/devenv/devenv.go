@@ -88,8 +88,10 @@ func BuildOperator(ctx context.Context, dir string) (string, error) {
 type Operator struct {
 	binary, podName string
 	args            []string
-	cmd             *exec.Cmd
-	done            chan error
+	// env is added to this process's environment for the operator's.
+	env  []string
+	cmd  *exec.Cmd
+	done chan error
 	// MetricsURL is the operator's /metrics endpoint, served over HTTPS to
 	// callers with a bearer token allowed to read it (see Metrics).
 	MetricsURL string
@@ -110,6 +112,12 @@ type Operator struct {
 // The cluster's admission webhooks call it (see LocalWebhookConfiguration),
 // with a certificate it provisions in the cluster's directory.
 func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, out *os.File, args ...string) (*Operator, error) {
+	return StartOperatorWithEnv(ctx, c, binary, out, nil, args...)
+}
+
+// StartOperatorWithEnv is StartOperator with env (NAME=value) added to the
+// operator's environment, as a pod's container gets its env.
+func StartOperatorWithEnv(ctx context.Context, c *localcluster.Cluster, binary string, out *os.File, env []string, args ...string) (*Operator, error) {
 	metricsPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -151,6 +159,7 @@ func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, 
 	o := &Operator{
 		binary:       binary,
 		args:         args,
+		env:          env,
 		podName:      fmt.Sprintf("steward-local-%d", probePort),
 		MetricsURL:   fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort),
 		metricsToken: token,
@@ -172,7 +181,7 @@ func StartOperator(ctx context.Context, c *localcluster.Cluster, binary string, 
 // same at every start.
 func (o *Operator) spawn(out *os.File) error {
 	cmd := exec.Command(o.binary, o.args...)
-	cmd.Env = append(os.Environ(), "POD_NAME="+o.podName)
+	cmd.Env = append(append(os.Environ(), o.env...), "POD_NAME="+o.podName)
 	cmd.Stdout, cmd.Stderr = out, out
 	// The operator dies with its parent, even when the parent is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
