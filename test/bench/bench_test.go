@@ -61,6 +61,7 @@ func TestBenchSmall(t *testing.T) {
 		checkSmall(t, res, cfg)
 		checkConfigRollout(t, res, cfg)
 		checkPeer(t, res)
+		checkRequests(t, res, cfg)
 	})
 	t.Run("Database", func(t *testing.T) {
 		res, cfg := runSmall(t, "Database", 10)
@@ -128,6 +129,27 @@ func TestBenchSmall(t *testing.T) {
 			t.Errorf("%v writes in the idle window: %v", res.Idle.Writes, res.Idle.Requests)
 		}
 	})
+}
+
+// checkRequests checks that the requests measure sent each of its requests
+// N times and read the API server's CPU around them: a create of a WebApp
+// or a patch of its status costs the API server some, though at 20 of each
+// the CPU time, read in hundredths of a second, is coarse.
+func checkRequests(t *testing.T, res *results, cfg config) {
+	t.Helper()
+	if len(res.Requests) != 6 {
+		t.Fatalf("request costs = %+v, want 6 kinds", res.Requests)
+	}
+	var apiServer float64
+	for _, c := range res.Requests {
+		if c.Requests != cfg.N || c.APIServerMs < 0 || c.EtcdMs < 0 {
+			t.Errorf("request cost %+v, want %d requests and no negative time", c, cfg.N)
+		}
+		apiServer += c.APIServerMs
+	}
+	if apiServer <= 0 {
+		t.Errorf("the API server spent no CPU on %d requests of each kind: %+v", cfg.N, res.Requests)
+	}
 }
 
 // runSmall runs the benchmark for kind with n objects per bulk create.

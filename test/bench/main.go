@@ -129,7 +129,7 @@ func (l *intList) Set(s string) error {
 
 // measures are the measures in the order they run; the change latency edits
 // an object the convergence measure created.
-var measures = []string{"convergence", "stacks", "idle", "unrelated", "change", "isolation", "config"}
+var measures = []string{"requests", "convergence", "stacks", "idle", "unrelated", "change", "isolation", "config"}
 
 // applies says why a measure does not apply to a kind, or "" when it does.
 func applies(measure, kind string) string {
@@ -137,6 +137,8 @@ func applies(measure, kind string) string {
 	switch {
 	case measure == "config" && !strings.EqualFold(kind, "WebApp"):
 		return "the config measure rolls out WebApps: it needs -kind WebApp"
+	case measure == "requests" && !strings.EqualFold(kind, "WebApp"):
+		return "the requests measure sends a WebApp's requests: it needs -kind WebApp"
 	case measure == "stacks" && !stack:
 		return "the stacks measure creates AppStacks: it needs -kind AppStack"
 	case stack && slices.Contains([]string{"convergence", "change", "isolation"}, measure):
@@ -343,6 +345,12 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	}
 
 	res = &results{Kind: b.sc.Kind(), Settings: cfg, Nodes: nodes, Measures: selected}
+	if slices.Contains(selected, "requests") {
+		// Without an operator, which would answer the WebApps it creates.
+		if err := b.measureRequests(ctx, res); err != nil {
+			return nil, err
+		}
+	}
 	if runsPeer(cfg, selected) {
 		// The peer reconciles every WebApp in the cluster, as Steward
 		// does: it runs alone, before Steward starts.

@@ -147,6 +147,10 @@ type results struct {
 
 	ConfigRollout *configRollout `json:"configRollout,omitempty"`
 
+	// Requests is the API server's and etcd's CPU per request of each
+	// kind a WebApp adds (the requests measure).
+	Requests []requestCost `json:"requests,omitempty"`
+
 	Stacks *stackResults `json:"stacks,omitempty"`
 
 	// Peer is the peer operator's run beside Steward's (see peer.go).
@@ -348,6 +352,9 @@ func (r *results) print(out io.Writer) {
 	if r.Peer != nil {
 		r.printPeer(out)
 		printCPU(out, "10.", "the peer's", r.Peer.CPU, r.Peer.RawCPU)
+	}
+	if len(r.Requests) > 0 {
+		r.printRequests(out)
 	}
 	if len(r.Idle.Requests) > 0 {
 		fmt.Fprintln(out, "\n4. operator requests in the idle window:")
