@@ -381,6 +381,8 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 		"convergence": b.measureConvergence, "idle": b.measureIdle, "unrelated": b.measureUnrelatedMemory,
 		"change": b.measureChangeLatency, "isolation": b.measureIsolation, "config": b.measureConfigRollout,
 		"stacks": b.measureStacks,
+		// Run above, before any operator started.
+		"requests": func(context.Context, *results) error { return nil },
 	}
 	for _, m := range selected {
 		if err := steps[m](ctx, res); err != nil {

@@ -144,9 +144,11 @@ func (b *bench) measureRequests(ctx context.Context, res *results) error {
 
 // availableEvent is the event Steward emits when a WebApp is first Ready.
 func availableEvent(app *v1alpha1.WebApp) *eventsv1.Event {
+	now := time.Now()
 	return &eventsv1.Event{
-		ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, GenerateName: app.Name + "."},
-		EventTime:  metav1.NowMicro(), ReportingController: "steward.dev/steward", ReportingInstance: "steward-bench",
+		// Named as the event recorder names them.
+		ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: fmt.Sprintf("%s.%x", app.Name, now.UnixNano())},
+		EventTime:  metav1.NewMicroTime(now), ReportingController: "steward.dev/steward", ReportingInstance: "steward-bench",
 		Action: "Deploy", Reason: v1alpha1.EventAvailable, Type: corev1.EventTypeNormal,
 		Regarding: corev1.ObjectReference{APIVersion: v1alpha1.GroupVersion.String(), Kind: "WebApp",
 			Namespace: app.Namespace, Name: app.Name, UID: app.UID, ResourceVersion: app.ResourceVersion},
