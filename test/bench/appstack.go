@@ -219,9 +219,10 @@ func (c controllerWork) minus(before controllerWork) controllerWork {
 }
 
 func (c controllerWork) plus(d controllerWork) controllerWork {
-	return c.minus(controllerWork{
-		Reconciles: -d.Reconciles, ReconcileSeconds: -d.ReconcileSeconds, Queued: -d.Queued, QueueSeconds: -d.QueueSeconds,
-	})
+	return controllerWork{
+		Reconciles: c.Reconciles + d.Reconciles, ReconcileSeconds: c.ReconcileSeconds + d.ReconcileSeconds,
+		Queued: c.Queued + d.Queued, QueueSeconds: c.QueueSeconds + d.QueueSeconds,
+	}
 }
 
 // per formats the reconciles per object of objects, and the mean

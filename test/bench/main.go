@@ -427,32 +427,44 @@ func (b *bench) createAll(ctx context.Context, objs []client.Object) error {
 // createTimed creates objs with cfg.Concurrency workers and returns when
 // each create was sent.
 func (b *bench) createTimed(ctx context.Context, objs []client.Object) ([]time.Time, error) {
-	work := make(chan int)
 	sent := make([]time.Time, len(objs))
+	err := inParallel(len(objs), b.cfg.Concurrency, func(i int) error {
+		obj := objs[i]
+		sent[i] = time.Now()
+		if err := b.create(ctx, obj); err != nil {
+			return fmt.Errorf("creating %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+		}
+		return nil
+	})
+	return sent, err
+}
+
+// inParallel calls send(i) for every i below n from workers goroutines, and
+// returns the first error; an error does not stop the others.
+func inParallel(n, workers int, send func(i int) error) error {
+	work := make(chan int)
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		firstErr error
 	)
-	for range b.cfg.Concurrency {
+	for range workers {
 		wg.Go(func() {
 			for i := range work {
-				obj := objs[i]
-				sent[i] = time.Now()
-				if err := b.create(ctx, obj); err != nil {
+				if err := send(i); err != nil {
 					mu.Lock()
-					firstErr = cmpErr(firstErr, fmt.Errorf("creating %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err))
+					firstErr = cmpErr(firstErr, err)
 					mu.Unlock()
 				}
 			}
 		})
 	}
-	for i := range objs {
+	for i := range n {
 		work <- i
 	}
 	close(work)
 	wg.Wait()
-	return sent, firstErr
+	return firstErr
 }
 
 // create creates obj with one request, as the operator creates a child it

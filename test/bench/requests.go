@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -28,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -47,7 +47,7 @@ type requestCost struct {
 	EtcdMs      float64 `json:"etcdMsPerRequest"`
 }
 
-// requestsNamespace names the namespace of the requests measure's WebApps,
+// requestsNamespace prefixes the namespace of the requests measure's WebApps,
 // which no operator sees: the measure runs before any starts, and deletes
 // it.
 const requestsNamespace = "bench-requests"
@@ -79,7 +79,7 @@ func (b *bench) measureRequests(ctx context.Context, res *results) error {
 	deploying := func(app *v1alpha1.WebApp) v1alpha1.WebAppStatus {
 		st := app.Status
 		st.ObservedGeneration, st.Phase, st.DesiredReplicas = app.Generation, v1alpha1.WebAppDeploying, 1
-		st.Selector, st.URL = "app.kubernetes.io/instance="+app.Name, webapp.URL(app)
+		st.Selector, st.URL = k8slabels.SelectorFromSet(webapp.SelectorLabels(app)).String(), webapp.URL(app)
 		msg := "0 of 1 pods updated, 0 ready"
 		conditions.Set(&st.Conditions, app.Generation, conditions.False(v1alpha1.ReasonCreating, msg),
 			conditions.True(v1alpha1.ReasonCreating, msg), conditions.False(v1alpha1.ReasonHealthy, ""))
@@ -154,40 +154,6 @@ func availableEvent(app *v1alpha1.WebApp) *eventsv1.Event {
 			Namespace: app.Namespace, Name: app.Name, UID: app.UID, ResourceVersion: app.ResourceVersion},
 		Note: "WebApp is available at " + webapp.URL(app) + ": 1/1 pods ready",
 	}
-}
-
-// inParallel calls send(i) for every i below n from workers goroutines, and
-// returns the first error.
-func inParallel(n, workers int, send func(i int) error) error {
-	next := make(chan int)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				if err := send(i); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	var err error
-loop:
-	for i := range n {
-		select {
-		case next <- i:
-		case err = <-errs:
-			break loop
-		}
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	if err == nil {
-		err = <-errs
-	}
-	return err
 }
 
 // printRequests writes the requests measure's part of the report.
