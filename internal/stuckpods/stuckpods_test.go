@@ -321,20 +321,41 @@ func TestMessagesAreShortAndRedacted(t *testing.T) {
 	}
 }
 
-func TestStatusChanged(t *testing.T) {
-	pred := StatusChanged()
-	old := pod("shop-1", notReady(time.Minute, waiting("ContainerCreating", "")))
-	heartbeat := old.DeepCopy()
+func TestDiagnosisChanged(t *testing.T) {
+	pred := DiagnosisChanged()
+	update := func(old, pod corev1.Pod) bool {
+		return pred.Update(event.UpdateEvent{ObjectOld: &old, ObjectNew: &pod})
+	}
+	creating := pod("shop-1", notReady(time.Minute, waiting("ContainerCreating", "")))
+	heartbeat := *creating.DeepCopy()
 	heartbeat.Labels = map[string]string{"touched": "yes"}
-	if pred.Update(event.UpdateEvent{ObjectOld: &old, ObjectNew: heartbeat}) {
+	if update(creating, heartbeat) {
 		t.Error("a metadata-only change passes")
 	}
+	up := pod("shop-1", ready)
+	if update(creating, up) {
+		t.Error("a pod that started normally passes")
+	}
+	if pred.Create(event.CreateEvent{Object: &creating}) || pred.Delete(event.DeleteEvent{Object: &up}) {
+		t.Error("the creation or deletion of a pod that can start passes")
+	}
+
 	pulling := pod("shop-1", notReady(time.Minute, waiting("ErrImagePull", "")))
-	if !pred.Update(event.UpdateEvent{ObjectOld: &old, ObjectNew: &pulling}) {
+	if !update(creating, pulling) {
 		t.Error("a container that cannot pull its image does not pass")
 	}
-	up := pod("shop-1", ready)
-	if !pred.Update(event.UpdateEvent{ObjectOld: &pulling, ObjectNew: &up}) {
+	backingOff := pod("shop-1", notReady(time.Minute, waiting("ImagePullBackOff", "back-off pulling image")))
+	if update(pulling, backingOff) {
+		t.Error("the same problem with another kubelet reason and message passes")
+	}
+	crashing := pod("shop-1", notReady(time.Minute, crashLooping(2, 1, "boom")))
+	if !update(backingOff, crashing) {
+		t.Error("a problem of another reason does not pass")
+	}
+	if !update(pulling, up) {
 		t.Error("a pod that became ready does not pass")
+	}
+	if !pred.Create(event.CreateEvent{Object: &pulling}) || !pred.Delete(event.DeleteEvent{Object: &pulling}) {
+		t.Error("the creation or deletion of a pod that cannot start does not pass")
 	}
 }

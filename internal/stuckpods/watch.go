@@ -17,55 +17,52 @@ limitations under the License.
 package stuckpods
 
 import (
-	"fmt"
-	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
-// StatusChanged passes the creation and deletion of a pod, and the updates
-// that change what Find could say of it: its phase, readiness, scheduling
-// and its containers' states. Updates that only renew a heartbeat or
-// change metadata do not wake the pod's owner.
-func StatusChanged() predicate.Predicate {
+// DiagnosisChanged passes the events of a pod that change what Find could
+// say of it: a pod that cannot start being created or deleted, and an
+// update that makes a pod unable to start, able again, or changes why or
+// since when it cannot. The steps of a normal start (created, scheduled,
+// running, ready) and a normal deletion wake nobody: the owner's
+// Deployment reports them in its status, which its owner watches.
+func DiagnosisChanged() predicate.Predicate {
 	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return cannotStart(e.Object) },
+		DeleteFunc: func(e event.DeleteEvent) bool { return cannotStart(e.Object) },
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			old, okOld := e.ObjectOld.(*corev1.Pod)
 			pod, okNew := e.ObjectNew.(*corev1.Pod)
 			if !okOld || !okNew {
 				return true
 			}
-			return summary(old) != summary(pod)
+			return diagnosisKey(old) != diagnosisKey(pod)
 		},
 	}
 }
 
-// summary is what of a pod's status Find looks at, as a string.
-func summary(pod *corev1.Pod) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%t|", pod.Status.Phase, pod.DeletionTimestamp != nil)
-	for _, c := range pod.Status.Conditions {
-		fmt.Fprintf(&b, "%s=%s/%s|", c.Type, c.Status, c.Reason)
+// cannotStart reports whether obj is a pod that cannot start; an object
+// that is not a pod passes.
+func cannotStart(obj any) bool {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return true
 	}
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for _, cs := range list {
-			fmt.Fprintf(&b, "%s:%t:%s|", cs.Name, cs.Ready, state(cs.State))
-		}
-	}
-	return b.String()
+	_, ok = diagnose(pod)
+	return ok
 }
 
-// state names a container state by its kind and reason.
-func state(s corev1.ContainerState) string {
-	switch {
-	case s.Waiting != nil:
-		return "waiting/" + s.Waiting.Reason
-	case s.Terminated != nil:
-		return fmt.Sprintf("terminated/%d", s.Terminated.ExitCode)
-	case s.Running != nil:
-		return "running"
+// diagnosisKey is what Find could say of a pod, as a string: nothing, or
+// why it cannot start and since when. The message is left out, as a
+// scheduler's renewed attempts change it without changing the problem.
+func diagnosisKey(pod *corev1.Pod) string {
+	d, ok := diagnose(pod)
+	if !ok {
+		return ""
 	}
-	return ""
+	return d.reason + "|" + d.since.UTC().Format(time.RFC3339Nano)
 }

@@ -305,7 +305,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToWebApp),
-			builder.WithPredicates(stuckpods.StatusChanged())).
+			builder.WithPredicates(stuckpods.DiagnosisChanged())).
 		WithOptions(opts).
 		Complete(r)
 }
