@@ -375,7 +375,7 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	b.logf("Operator started with its defaults (no client-side throttle, --webapp-concurrency=10, --database-concurrency=4, leader election on)%s", limit)
 
 	b.mem = &sampler{}
-	go b.mem.run(ctx, b.operator.PID, b.operator, 500*time.Millisecond)
+	go b.mem.run(ctx, b.operator.PID, b.operator)
 
 	steps := map[string]func(context.Context, *results) error{
 		"convergence": b.measureConvergence, "idle": b.measureIdle, "unrelated": b.measureUnrelatedMemory,
@@ -663,7 +663,8 @@ func (b *bench) measureUnrelatedMemory(ctx context.Context, res *results) error 
 	if err := b.createAll(ctx, objs); err != nil {
 		return err
 	}
-	window := min(b.cfg.Idle, time.Minute)
+	// At least two reads of the heap (sampler.run).
+	window := max(min(b.cfg.Idle, time.Minute), 2*heapEvery*sampleInterval)
 	time.Sleep(10 * time.Second)
 	start := time.Now()
 	time.Sleep(window)

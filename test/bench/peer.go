@@ -270,7 +270,7 @@ func (b *bench) measurePeer(ctx context.Context, cluster *localcluster.Cluster, 
 	memCtx, stopMem := context.WithCancel(ctx)
 	defer stopMem()
 	mem := &sampler{}
-	go mem.run(memCtx, p.pid, p, 500*time.Millisecond)
+	go mem.run(memCtx, p.pid, p)
 
 	pr := &peerResults{Concurrency: b.cfg.PeerConcurrency, total: requestCounts{}}
 	res.Peer = pr
