@@ -39,8 +39,23 @@ const FirstRolloutSettle = 30 * time.Second
 // at once either way: the hold only delays the word Creating.
 const DatabaseFirstRolloutSettle = 60 * time.Second
 
-// SettleDelay is how long to hold back a status write of an object created
-// at created, whose first rollout may hold its status for settle, from the
+// FirstRolloutStart is when an object's first rollout started: when the
+// operator created its workload (a WebApp's Deployment, a Cache's Deployment
+// or StatefulSet, a Database's StatefulSet), or the object's creation while
+// the workload does not exist (workloadCreated is zero). An object that
+// waited in the operator's queue, as in a bulk create of thousands, has its
+// whole settle time from the moment its rollout began, not one that ran out
+// while nothing was done for it.
+func FirstRolloutStart(created time.Time, workloadCreated metav1.Time) time.Time {
+	if workloadCreated.After(created) {
+		return workloadCreated.Time
+	}
+	return created
+}
+
+// SettleDelay is how long to hold back a status write of an object whose
+// first rollout started at start (FirstRolloutStart) and may hold its
+// status for settle, from the
 // status it has (currentGen, current) to the one just computed (nextGen,
 // next); zero means write now.
 //
@@ -49,12 +64,12 @@ const DatabaseFirstRolloutSettle = 60 * time.Second
 // for one of them is held back, and only during the object's first settle
 // (FirstRolloutSettle, DatabaseFirstRolloutSettle): a new object's status is
 // written when it becomes Ready, runs into a problem, its spec changes, or
-// settle has passed since its creation, and not at each step of its first
+// settle has passed since its rollout started, and not at each step of its first
 // rollout. That includes the first write: until then the status holds only
 // the CRD's default, observedGeneration -1, which kstatus-aware tools (Flux,
 // kubectl wait) read as in progress ("latest observed generation is -1"). A
 // new object that converges within settle costs one status write.
-func SettleDelay(created time.Time, settle time.Duration, currentGen, nextGen int64, current, next []metav1.Condition, now time.Time, inProgress ...string) time.Duration {
+func SettleDelay(start time.Time, settle time.Duration, currentGen, nextGen int64, current, next []metav1.Condition, now time.Time, inProgress ...string) time.Duration {
 	if !notReadyFor(next, inProgress) {
 		return 0
 	}
@@ -63,7 +78,7 @@ func SettleDelay(created time.Time, settle time.Duration, currentGen, nextGen in
 	if written := currentGen >= 1 || len(current) > 0; written && (currentGen != nextGen || !notReadyFor(current, inProgress)) {
 		return 0
 	}
-	return created.Add(settle).Sub(now)
+	return start.Add(settle).Sub(now)
 }
 
 // notReadyFor reports whether conds hold a Ready condition that is False

@@ -84,8 +84,8 @@ func TestBenchSmall(t *testing.T) {
 		// The status is written once, at Ready, the steps before it held
 		// back (kstatus reads the CRD's default observedGeneration -1 as
 		// in progress meanwhile); a second time only for a Database not
-		// Ready 60 s after its creation (v1alpha1.DatabaseFirstRolloutSettle), as
-		// on a loaded machine.
+		// Ready 60 s after its StatefulSet's creation
+		// (v1alpha1.DatabaseFirstRolloutSettle), as on a loaded machine.
 		status := fc.RequestsPerObj["patch databases/status"]
 		if status < 1 || status > 2 {
 			t.Errorf("status writes per Database = %v, want 1 to 2", status)

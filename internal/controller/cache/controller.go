@@ -104,8 +104,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	next := computeStatus(c, obs)
 	// A new Cache's status writes are held back during its first rollout,
-	// the first one included.
-	wait := v1alpha1.SettleDelay(c.CreationTimestamp.Time, v1alpha1.FirstRolloutSettle, c.Status.ObservedGeneration, next.ObservedGeneration,
+	// the first one included; the rollout starts with its workload.
+	wait := v1alpha1.SettleDelay(v1alpha1.FirstRolloutStart(c.CreationTimestamp.Time, obs.workloadCreated), v1alpha1.FirstRolloutSettle, c.Status.ObservedGeneration, next.ObservedGeneration,
 		c.Status.Conditions, next.Conditions, time.Now(), v1alpha1.ReasonCreating)
 	if wait > 0 && err == nil {
 		if obs.recheck > 0 {
@@ -191,6 +191,9 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, c *v1alpha1.Cache) (
 		}
 	}
 
+	if workload.GetUID() != "" {
+		obs.workloadCreated = workload.GetCreationTimestamp()
+	}
 	switch w := workload.(type) {
 	case *appsv1.Deployment:
 		if w.UID != "" {

@@ -34,6 +34,9 @@ import (
 type observed struct {
 	// workload is the Deployment or StatefulSet, nil when it does not exist yet.
 	workload *rollout.State
+	// workloadCreated is when the workload was created, zero when it does
+	// not exist yet.
+	workloadCreated metav1.Time
 	// nodes are the names of the memcached pods, sorted.
 	nodes []string
 	// problem is something the user must fix, such as a name conflict, or nil.

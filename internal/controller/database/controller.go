@@ -137,7 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		obs.problem = &conditions.Problem{Reason: v1alpha1.ReasonReconcileError, Message: err.Error()}
 	}
 	next := computeStatus(db, obs)
-	if wait := settleDelay(db, next, time.Now()); wait > 0 && err == nil {
+	if wait := settleDelay(db, obs.statefulSet, next, time.Now()); wait > 0 && err == nil {
 		if obs.recheck > 0 {
 			wait = min(wait, obs.recheck)
 		}

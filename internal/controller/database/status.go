@@ -142,16 +142,21 @@ func observedFields(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSt
 }
 
 // settleDelay holds back the status writes of a new Database during its
-// first rollout, the first one included (v1alpha1.SettleDelay): most
+// first rollout, which starts with its StatefulSet, the first write
+// included (v1alpha1.SettleDelay): most
 // Databases get one status write, at Ready. Never held is a change of what
 // the status remembers for the operator: the term (after which an empty data
 // directory is lost data), a role change, a bootstrap restore.
-func settleDelay(db *v1alpha1.Database, next v1alpha1.DatabaseStatus, now time.Time) time.Duration {
+func settleDelay(db *v1alpha1.Database, sts *appsv1.StatefulSet, next v1alpha1.DatabaseStatus, now time.Time) time.Duration {
 	cur := db.Status
 	if next.Term != cur.Term || next.BootstrapRestore != cur.BootstrapRestore || !equality.Semantic.DeepEqual(next.RoleChange, cur.RoleChange) {
 		return 0
 	}
-	return v1alpha1.SettleDelay(db.CreationTimestamp.Time, v1alpha1.DatabaseFirstRolloutSettle, cur.ObservedGeneration, next.ObservedGeneration,
+	var stsCreated metav1.Time
+	if sts != nil {
+		stsCreated = sts.CreationTimestamp
+	}
+	return v1alpha1.SettleDelay(v1alpha1.FirstRolloutStart(db.CreationTimestamp.Time, stsCreated), v1alpha1.DatabaseFirstRolloutSettle, cur.ObservedGeneration, next.ObservedGeneration,
 		cur.Conditions, next.Conditions, now, v1alpha1.ReasonCreating)
 }
 

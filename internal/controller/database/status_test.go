@@ -140,36 +140,46 @@ func TestSettleDelay(t *testing.T) {
 	first := computeStatus(db, observed{statefulSet: instances(0)})
 	// Before its first write the status is the CRD's default.
 	db.Status.ObservedGeneration = -1
-	if got := settleDelay(db, first, now); got != v1alpha1.DatabaseFirstRolloutSettle-time.Second {
+	if got := settleDelay(db, nil, first, now); got != v1alpha1.DatabaseFirstRolloutSettle-time.Second {
 		t.Errorf("no status yet, creating: delay %s, want %s", got, v1alpha1.DatabaseFirstRolloutSettle-time.Second)
 	}
-	if got := settleDelay(db, first, now.Add(v1alpha1.DatabaseFirstRolloutSettle)); got > 0 {
+	if got := settleDelay(db, nil, first, now.Add(v1alpha1.DatabaseFirstRolloutSettle)); got > 0 {
 		t.Errorf("no status yet, past the settle time: delay %s, want none", got)
 	}
+	// A Database first reconciled long after its creation (a bulk create's
+	// queue) has the whole settle time from its StatefulSet's creation.
+	late := now.Add(10 * time.Minute)
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(late)}}
+	if got := settleDelay(db, sts, first, late.Add(time.Second)); got != v1alpha1.DatabaseFirstRolloutSettle-time.Second {
+		t.Errorf("no status yet, StatefulSet created 10 min after the Database: delay %s, want %s", got, v1alpha1.DatabaseFirstRolloutSettle-time.Second)
+	}
+	if got := settleDelay(db, sts, first, late.Add(v1alpha1.DatabaseFirstRolloutSettle)); got > 0 {
+		t.Errorf("no status yet, past the settle time from the StatefulSet's creation: delay %s, want none", got)
+	}
 	broken := computeStatus(db, observed{problem: &conditions.Problem{Reason: v1alpha1.ReasonCredentialsNotFound, Message: "no Secret"}})
-	if got := settleDelay(db, broken, now); got != 0 {
+	if got := settleDelay(db, nil, broken, now); got != 0 {
 		t.Errorf("no status yet, a problem: delay %s, want none", got)
 	}
 	db.Status = *first.DeepCopy()
 	later := *first.DeepCopy()
 	later.ReadyReplicas = 0
 	later.Instances = []v1alpha1.DatabaseInstance{{Name: "orders-0"}}
-	if got := settleDelay(db, later, now); got != v1alpha1.DatabaseFirstRolloutSettle-time.Second {
+	if got := settleDelay(db, nil, later, now); got != v1alpha1.DatabaseFirstRolloutSettle-time.Second {
 		t.Errorf("creating, 1 s old: delay %s, want %s", got, v1alpha1.DatabaseFirstRolloutSettle-time.Second)
 	}
 	served := *later.DeepCopy()
 	served.Term = 1
-	if got := settleDelay(db, served, now); got != 0 {
+	if got := settleDelay(db, nil, served, now); got != 0 {
 		t.Errorf("the first primary served (term 1): delay %s, want none", got)
 	}
-	if got := settleDelay(db, later, now.Add(v1alpha1.DatabaseFirstRolloutSettle)); got > 0 {
+	if got := settleDelay(db, nil, later, now.Add(v1alpha1.DatabaseFirstRolloutSettle)); got > 0 {
 		t.Errorf("past the settle time: delay %s, want none", got)
 	}
 	ready := computeStatus(db, observed{statefulSet: instances(1)})
 	if c := meta.FindStatusCondition(ready.Conditions, v1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("one ready instance: Ready = %+v, want True", c)
 	}
-	if got := settleDelay(db, ready, now); got != 0 {
+	if got := settleDelay(db, nil, ready, now); got != 0 {
 		t.Errorf("ready: delay %s, want none", got)
 	}
 }

@@ -128,7 +128,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	next := computeStatus(app, obs)
-	if wait := settleDelay(app, next, time.Now()); wait > 0 {
+	if wait := settleDelay(app, obs.deployment, next, time.Now()); wait > 0 {
 		if obs.recheck > 0 {
 			wait = min(wait, obs.recheck)
 		}
@@ -171,9 +171,14 @@ func (r *Reconciler) checkPullSecrets(ctx context.Context, app *v1alpha1.WebApp)
 }
 
 // settleDelay holds back the status writes of a new WebApp during its first
-// rollout (v1alpha1.SettleDelay).
-func settleDelay(app *v1alpha1.WebApp, next v1alpha1.WebAppStatus, now time.Time) time.Duration {
-	return v1alpha1.SettleDelay(app.CreationTimestamp.Time, v1alpha1.FirstRolloutSettle, app.Status.ObservedGeneration, next.ObservedGeneration,
+// rollout (v1alpha1.SettleDelay), which starts with its Deployment, dep (nil
+// when it does not exist).
+func settleDelay(app *v1alpha1.WebApp, dep *appsv1.Deployment, next v1alpha1.WebAppStatus, now time.Time) time.Duration {
+	var depCreated metav1.Time
+	if dep != nil {
+		depCreated = dep.CreationTimestamp
+	}
+	return v1alpha1.SettleDelay(v1alpha1.FirstRolloutStart(app.CreationTimestamp.Time, depCreated), v1alpha1.FirstRolloutSettle, app.Status.ObservedGeneration, next.ObservedGeneration,
 		app.Status.Conditions, next.Conditions, now, v1alpha1.ReasonCreating)
 }
 

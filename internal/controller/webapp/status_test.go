@@ -262,31 +262,44 @@ func TestSettleDelay(t *testing.T) {
 
 	// Before its first write the status is the CRD's default.
 	app.Status.ObservedGeneration = -1
-	if got := settleDelay(app, creating, created.Add(100*time.Millisecond)); got != v1alpha1.FirstRolloutSettle-100*time.Millisecond {
+	if got := settleDelay(app, nil, creating, created.Add(100*time.Millisecond)); got != v1alpha1.FirstRolloutSettle-100*time.Millisecond {
 		t.Errorf("no status yet, creating: delay %s, want %s", got, v1alpha1.FirstRolloutSettle-100*time.Millisecond)
 	}
-	if got := settleDelay(app, waiting, created.Add(100*time.Millisecond)); got != 0 {
+	if got := settleDelay(app, nil, waiting, created.Add(100*time.Millisecond)); got != 0 {
 		t.Errorf("no status yet, waiting for a Secret: delay %s, want none", got)
 	}
-	if got := settleDelay(app, running, created.Add(100*time.Millisecond)); got != 0 {
+	if got := settleDelay(app, nil, running, created.Add(100*time.Millisecond)); got != 0 {
 		t.Errorf("no status yet, ready: delay %s, want none", got)
 	}
+	// A WebApp first reconciled long after its creation (a bulk create's
+	// queue) has the whole settle time from its Deployment's creation.
+	late := created.Add(10 * time.Minute)
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(late)}}
+	if got := settleDelay(app, dep, creating, late.Add(time.Second)); got != v1alpha1.FirstRolloutSettle-time.Second {
+		t.Errorf("no status yet, Deployment created 10 min after the WebApp: delay %s, want %s", got, v1alpha1.FirstRolloutSettle-time.Second)
+	}
+	if got := settleDelay(app, dep, creating, late.Add(v1alpha1.FirstRolloutSettle)); got > 0 {
+		t.Errorf("no status yet, past the settle time from the Deployment's creation: delay %s, want none", got)
+	}
+	if got := settleDelay(app, dep, running, late.Add(time.Second)); got != 0 {
+		t.Errorf("no status yet, ready, Deployment created late: delay %s, want none", got)
+	}
 	app.Status = *creating.DeepCopy()
-	if got := settleDelay(app, creating, created.Add(500*time.Millisecond)); got != v1alpha1.FirstRolloutSettle-500*time.Millisecond {
+	if got := settleDelay(app, nil, creating, created.Add(500*time.Millisecond)); got != v1alpha1.FirstRolloutSettle-500*time.Millisecond {
 		t.Errorf("creating, 0.5 s old: delay %s, want %s", got, v1alpha1.FirstRolloutSettle-500*time.Millisecond)
 	}
-	if got := settleDelay(app, creating, created.Add(v1alpha1.FirstRolloutSettle+time.Second)); got > 0 {
+	if got := settleDelay(app, nil, creating, created.Add(v1alpha1.FirstRolloutSettle+time.Second)); got > 0 {
 		t.Errorf("creating, past the settle time: delay %s, want none", got)
 	}
-	if got := settleDelay(app, running, created.Add(100*time.Millisecond)); got != 0 {
+	if got := settleDelay(app, nil, running, created.Add(100*time.Millisecond)); got != 0 {
 		t.Errorf("ready: delay %s, want none", got)
 	}
-	if got := settleDelay(app, waiting, created.Add(100*time.Millisecond)); got != 0 {
+	if got := settleDelay(app, nil, waiting, created.Add(100*time.Millisecond)); got != 0 {
 		t.Errorf("waiting for a Secret: delay %s, want none", got)
 	}
 	edited := *creating.DeepCopy()
 	edited.ObservedGeneration = 2
-	if got := settleDelay(app, edited, created.Add(100*time.Millisecond)); got != 0 {
+	if got := settleDelay(app, nil, edited, created.Add(100*time.Millisecond)); got != 0 {
 		t.Errorf("spec changed: delay %s, want none", got)
 	}
 }
