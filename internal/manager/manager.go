@@ -274,6 +274,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 
+	scheme := Scheme()
 	webhooks, err := webhookServer(cfg, opts.Webhook, opts.EnableHTTP2)
 	if err != nil {
 		return nil, err
@@ -285,7 +286,8 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Logger:                        quietStepDown(ctrl.Log),
 		WebhookServer:                 webhooks,
-		Scheme:                        Scheme(),
+		Scheme:                        scheme,
+		MapperProvider:                mapperProvider(scheme),
 		Metrics:                       metricsOptions(opts),
 		HealthProbeBindAddress:        opts.ProbeAddr,
 		PprofBindAddress:              opts.PprofAddr,
