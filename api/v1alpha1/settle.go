@@ -55,17 +55,16 @@ func FirstRolloutStart(created time.Time, workloadCreated metav1.Time) time.Time
 
 // SettleDelay is how long to hold back a status write of an object whose
 // first rollout started at start (FirstRolloutStart) and may hold its
-// status for settle, from the
-// status it has (currentGen, current) to the one just computed (nextGen,
-// next); zero means write now.
+// status for settle, from the status it has (currentGen, current) to the
+// one just computed (nextGen, next); zero means write now.
 //
 // inProgress are the reasons of the Ready condition during a first rollout
 // (Creating for most kinds). Only a status whose Ready condition is False
 // for one of them is held back, and only during the object's first settle
 // (FirstRolloutSettle, DatabaseFirstRolloutSettle): a new object's status is
 // written when it becomes Ready, runs into a problem, its spec changes, or
-// settle has passed since its rollout started, and not at each step of its first
-// rollout. That includes the first write: until then the status holds only
+// settle has passed since its rollout started, and not at each step of its
+// first rollout. That includes the first write: until then the status holds only
 // the CRD's default, observedGeneration -1, which kstatus-aware tools (Flux,
 // kubectl wait) read as in progress ("latest observed generation is -1"). A
 // new object that converges within settle costs one status write.
