@@ -663,7 +663,8 @@ func (b *bench) measureUnrelatedMemory(ctx context.Context, res *results) error 
 	if err := b.createAll(ctx, objs); err != nil {
 		return err
 	}
-	// At least two reads of the heap (sampler.run).
+	// Room for two reads of the heap, one at the least (sampler.run
+	// reads it every heapEvery samples, a little over 5 s apart).
 	window := max(min(b.cfg.Idle, time.Minute), 2*heapEvery*sampleInterval)
 	time.Sleep(10 * time.Second)
 	start := time.Now()

@@ -159,7 +159,7 @@ const (
 	heapEvery      = 10
 )
 
-// sampler records the operator's memory every interval.
+// sampler records the operator's memory every sampleInterval.
 type sampler struct {
 	mu      sync.Mutex
 	samples []memSample

@@ -280,7 +280,8 @@ func podToWebApp(_ context.Context, pod client.Object) []reconcile.Request {
 }
 
 // SetupWithManager registers the reconciler, watching WebApps, the children
-// they own and the status of their pods, and the steward_webapps{phase}
+// they own and their pods that cannot start (stuckpods.DiagnosisChanged),
+// and the steward_webapps{phase}
 // metric.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
