@@ -281,8 +281,7 @@ func podToWebApp(_ context.Context, pod client.Object) []reconcile.Request {
 
 // SetupWithManager registers the reconciler, watching WebApps, the children
 // they own and their pods that cannot start (stuckpods.DiagnosisChanged),
-// and the steward_webapps{phase}
-// metric.
+// and the steward_webapps{phase} metric.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
 	err := metrics.RegisterListPhases(reader, mgr.Elected(), func() client.ObjectList { return &v1alpha1.WebAppList{} },
