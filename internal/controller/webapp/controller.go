@@ -48,6 +48,7 @@ import (
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/priority"
+	"github.com/steward-dev/steward/internal/rollout"
 	"github.com/steward-dev/steward/internal/status"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
@@ -248,15 +249,27 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp
 	obs := observed{}
 	if dep.UID != "" {
 		obs.deployment = dep
-		var err error
-		if obs.stuck, obs.recheck, err = r.findStuckPods(ctx, app); err != nil {
-			return observed{}, err
+		if mayHaveStuckPods(dep) {
+			var err error
+			if obs.stuck, obs.recheck, err = r.findStuckPods(ctx, app); err != nil {
+				return observed{}, err
+			}
 		}
 	}
 	if hpa.UID != "" && app.Spec.Autoscaling != nil {
 		obs.hpa = hpa
 	}
 	return obs, nil
+}
+
+// mayHaveStuckPods reports whether the Deployment's pods are worth a look
+// for one that cannot start: not when it is healthy, since a stuck pod
+// does not change the status of an available WebApp (nextStatus), and one
+// that makes it unavailable changes the Deployment's status, which wakes
+// the WebApp. Listing a WebApp's pods goes through every cached pod of its
+// namespace.
+func mayHaveStuckPods(dep *appsv1.Deployment) bool {
+	return !rollout.OfDeployment(dep).Healthy
 }
 
 // findStuckPods looks for a pod of the WebApp that has been unable to

@@ -17,6 +17,7 @@ limitations under the License.
 package webapp
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -67,17 +68,21 @@ var (
 	}
 )
 
-func TestComputeStatus(t *testing.T) {
-	progressDeadline := appsv1.DeploymentCondition{
+// Conditions of a Deployment's status.
+var (
+	progressDeadline = appsv1.DeploymentCondition{
 		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
 		Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "shop-1" has timed out progressing.`,
 	}
+	rolloutDone = appsv1.DeploymentCondition{
+		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable",
+	}
+)
+
+func TestComputeStatus(t *testing.T) {
 	replicaFailure := appsv1.DeploymentCondition{
 		Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue,
 		Reason: "FailedCreate", Message: "exceeded quota",
-	}
-	rolloutDone := appsv1.DeploymentCondition{
-		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable",
 	}
 
 	tests := []struct {
@@ -391,5 +396,46 @@ func TestStuckPodsDegradeAfterTheTimeout(t *testing.T) {
 	st = computeStatus(app, observe(started))
 	if d := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded); st.Phase != v1alpha1.WebAppRunning || d.Status != metav1.ConditionFalse {
 		t.Errorf("after the pod started: phase %s, Degraded %+v", st.Phase, d)
+	}
+}
+
+// TestStuckPodsAreLookedForOnlyWhereTheyMatter: the reconcile skips the
+// pod list (mayHaveStuckPods) only where a pod that cannot start would not
+// change the status.
+func TestStuckPodsAreLookedForOnlyWhereTheyMatter(t *testing.T) {
+	tests := []struct {
+		name string
+		dep  *appsv1.Deployment
+		look bool
+	}{
+		{"not seen by its controller yet", deployment(1, 0, 1, 0, 0, 0, 0), true},
+		{"first rollout", deployment(1, 1, 1, 1, 1, 0, 0), true},
+		{"a pod became unavailable", deployment(2, 1, 1, 2, 2, 1, 1, rolloutDone), true},
+		{"past its progress deadline", deployment(1, 2, 2, 2, 1, 1, 1, progressDeadline), true},
+		{"a new generation not rolled out", deployment(1, 1, 2, 1, 1, 1, 1, rolloutDone), true},
+		{"every pod wanted available", deployment(1, 1, 1, 1, 1, 1, 1, rolloutDone), false},
+		{"scaled to zero", deployment(0, 1, 1, 0, 0, 0, 0, rolloutDone), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mayHaveStuckPods(tt.dep); got != tt.look {
+				t.Fatalf("mayHaveStuckPods = %v, want %v", got, tt.look)
+			}
+			if tt.look {
+				return
+			}
+			for _, before := range []func(*v1alpha1.WebApp){readyBefore, stuckBefore} {
+				without := computeStatus(newApp(before), observed{deployment: tt.dep})
+				with := computeStatus(newApp(before), observed{deployment: tt.dep, stuck: crashLooping})
+				for _, st := range []*v1alpha1.WebAppStatus{&with, &without} {
+					for i := range st.Conditions {
+						st.Conditions[i].LastTransitionTime = metav1.Time{}
+					}
+				}
+				if !reflect.DeepEqual(with, without) {
+					t.Errorf("a stuck pod changes the status of a WebApp whose pods are not looked at:\n%+v\nagainst\n%+v", with, without)
+				}
+			}
+		})
 	}
 }
