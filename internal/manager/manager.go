@@ -33,6 +33,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	eventsclient "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -53,6 +54,7 @@ import (
 	"github.com/steward-dev/steward/internal/controller/workloadpolicy"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
+	"github.com/steward-dev/steward/internal/recorder"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
@@ -332,10 +334,22 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 
+	// One recorder for every controller, in bounded memory (see package
+	// recorder), instead of the manager's client-go broadcaster.
+	eventClient, err := eventsclient.NewForConfigAndClient(cfg, mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("creating the events client: %w", err)
+	}
+	rec := recorder.New(scheme, eventClient, "steward", ctrl.Log.WithName("events"))
+	if err := mgr.Add(rec); err != nil {
+		return nil, fmt.Errorf("adding the event recorder: %w", err)
+	}
+	events := shortNotes{rec}
+
 	err = (&webapp.Reconciler{
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),
-		Recorder:        shortNotes{mgr.GetEventRecorder("steward")},
+		Recorder:        events,
 		StuckPodTimeout: opts.StuckPodTimeout,
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.WebAppConcurrency})
 	if err != nil {
@@ -344,7 +358,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	err = (&database.Reconciler{
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),
-		Recorder:        shortNotes{mgr.GetEventRecorder("steward")},
+		Recorder:        events,
 		InstanceImage:   opts.InstanceImage,
 		StuckPodTimeout: opts.StuckPodTimeout,
 		Instances:       instanceClient(opts),
@@ -355,7 +369,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	err = (&backup.Reconciler{
 		Client:        mgr.GetClient(),
 		APIReader:     mgr.GetAPIReader(),
-		Recorder:      shortNotes{mgr.GetEventRecorder("steward")},
+		Recorder:      events,
 		InstanceImage: opts.InstanceImage,
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.DatabaseConcurrency})
 	if err != nil {
@@ -364,7 +378,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	err = (&restore.Reconciler{
 		Client:        mgr.GetClient(),
 		APIReader:     mgr.GetAPIReader(),
-		Recorder:      shortNotes{mgr.GetEventRecorder("steward")},
+		Recorder:      events,
 		InstanceImage: opts.InstanceImage,
 	}).SetupWithManager(mgr, controller.Options{})
 	if err != nil {
@@ -373,7 +387,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	err = (&cachecontroller.Reconciler{
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),
-		Recorder:        shortNotes{mgr.GetEventRecorder("steward")},
+		Recorder:        events,
 		StuckPodTimeout: opts.StuckPodTimeout,
 	}).SetupWithManager(mgr, controller.Options{})
 	if err != nil {
@@ -382,7 +396,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	err = (&appconfig.Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
-		Recorder:  shortNotes{mgr.GetEventRecorder("steward")},
+		Recorder:  events,
 		Resync:    opts.AppConfigResync,
 	}).SetupWithManager(mgr, controller.Options{})
 	if err != nil {
@@ -391,14 +405,14 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	err = (&appstack.Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
-		Recorder:  shortNotes{mgr.GetEventRecorder("steward")},
+		Recorder:  events,
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.AppStackConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the AppStack controller: %w", err)
 	}
 	err = (&workloadpolicy.Reconciler{
 		Client:     mgr.GetClient(),
-		Recorder:   shortNotes{mgr.GetEventRecorder("steward")},
+		Recorder:   events,
 		Namespaces: opts.WatchNamespaces,
 	}).SetupWithManager(mgr, controller.Options{})
 	if err != nil {

@@ -1,0 +1,32 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// EventsDropped counts the Kubernetes events Steward did not record, by
+// reason: QueueFull (more events waiting for the API server than the
+// recorder holds) or WriteFailed (the API server refused the event, or
+// did not answer after several tries).
+var EventsDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "steward_events_dropped_total",
+	Help: "Kubernetes events Steward did not record, by reason (QueueFull, WriteFailed).",
+}, []string{"reason"})
+
+func init() {
+	mustRegister(EventsDropped)
+}
