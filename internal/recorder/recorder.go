@@ -23,17 +23,20 @@ limitations under the License.
 // An event that repeats one sent less than SeriesIdle ago (same object,
 // type, reason, action and note) is not sent again: it counts in the first
 // one's series, whose count and last time are written at most once per
-// SeriesFlush. What is remembered of a sent event for this is its identity
-// and count, not the event, and for at most MaxTracked events.
+// SeriesFlush. What is remembered of a sent event for this is a digest of
+// its identity, its name and its count, not the event, and for at most
+// MaxTracked events.
 //
-// client-go's events/v1 broadcaster does the same folding, but holds a full
-// copy of every event it sent for 6 to 12 minutes and runs a goroutine per
-// event until the API server accepts it: with 10,000 objects becoming Ready
-// within minutes, megabytes of events and thousands of goroutines.
+// client-go's events/v1 broadcaster folds repeats too (a different note
+// included), but holds a full copy of every event it sent for 6 to 12
+// minutes and runs a goroutine per event until the API server accepts it:
+// with 10,000 objects becoming Ready within minutes, megabytes of events
+// and thousands of goroutines.
 package recorder
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -87,14 +90,14 @@ type Recorder struct {
 	queue chan job
 
 	mu     sync.Mutex
-	series map[string]*series
+	series map[eventKey]*series
 }
 
 // job is a new event to create, or, without one, a series whose count to
 // write. key is the event's series.
 type job struct {
 	event *eventsv1.Event
-	key   string
+	key   eventKey
 }
 
 // series is what the recorder remembers of an event it sent.
@@ -122,7 +125,7 @@ func New(scheme *runtime.Scheme, events eventsclient.EventsGetter, controller st
 		log:        log,
 		now:        time.Now,
 		queue:      make(chan job, QueueSize),
-		series:     map[string]*series{},
+		series:     map[eventKey]*series{},
 	}
 }
 
@@ -172,7 +175,7 @@ func (r *Recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 // untrack forgets the series of ev, an event that was not recorded, so
 // that a repeat of it is sent as a new event rather than counted in a
 // series the API server does not have.
-func (r *Recorder) untrack(key string, ev *eventsv1.Event) {
+func (r *Recorder) untrack(key eventKey, ev *eventsv1.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s, ok := r.series[key]; ok && s.name == ev.Name {
@@ -204,7 +207,7 @@ func (r *Recorder) event(ref, rel *corev1.ObjectReference, eventtype, reason, ac
 // track remembers ev for its series, forgetting series idle for
 // SeriesIdle whose count is written; with MaxTracked remembered already,
 // ev is not (a repeat of it is then a new event). r.mu is held.
-func (r *Recorder) track(key string, ev *eventsv1.Event, now time.Time) {
+func (r *Recorder) track(key eventKey, ev *eventsv1.Event, now time.Time) {
 	if len(r.series) >= MaxTracked {
 		r.forget(now)
 		if len(r.series) >= MaxTracked {
@@ -235,13 +238,17 @@ func (r *Recorder) enqueue(j job) bool {
 	}
 }
 
-// seriesKey identifies an event for its series: a repeat has the same key.
-func seriesKey(ref, rel *corev1.ObjectReference, eventtype, reason, action, note string) string {
+// eventKey identifies an event for its series: a repeat has the same key.
+// It is a digest, so that what is remembered of an event has a fixed size
+// whatever its note's.
+type eventKey [sha256.Size]byte
+
+func seriesKey(ref, rel *corev1.ObjectReference, eventtype, reason, action, note string) eventKey {
 	parts := []string{string(ref.UID), ref.APIVersion, ref.Kind, ref.Namespace, ref.Name, ref.FieldPath, eventtype, reason, action, note}
 	if rel != nil {
 		parts = append(parts, string(rel.UID), rel.Kind, rel.Namespace, rel.Name, rel.FieldPath)
 	}
-	return strings.Join(parts, "\x00")
+	return sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 }
 
 // NeedLeaderElection is false: a standby's webhooks may record events too.
@@ -280,7 +287,7 @@ func (r *Recorder) Start(ctx context.Context) error {
 // forgets the series that are over.
 func (r *Recorder) sweep() {
 	now := r.now()
-	var flush []string
+	var flush []eventKey
 	r.mu.Lock()
 	r.forget(now)
 	for key, s := range r.series {
@@ -298,7 +305,7 @@ func (r *Recorder) sweep() {
 }
 
 // unqueue notes that no write of the series' count waits in the queue.
-func (r *Recorder) unqueue(key string) {
+func (r *Recorder) unqueue(key eventKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s, ok := r.series[key]; ok {
