@@ -61,8 +61,10 @@ import (
 const (
 	// QueueSize is how many events may wait to be sent.
 	QueueSize = 4096
-	// Senders is how many events are sent at once.
-	Senders = 4
+	// Senders is how many events are sent at once. 4 were too few for a
+	// saturated API server: when 10,000 WebApps had become Ready in 21
+	// minutes, 5 % of their events were not recorded yet.
+	Senders = 16
 	// SeriesIdle is how long after an event was last seen a repeat of it
 	// counts in its series rather than being a new event.
 	SeriesIdle = 6 * time.Minute
