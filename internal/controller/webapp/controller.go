@@ -264,10 +264,10 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, app *v1alpha1.WebApp
 
 // mayHaveStuckPods reports whether the Deployment's pods are worth a look
 // for one that cannot start: not when it is healthy, since a stuck pod
-// does not change the status of an available WebApp (nextStatus), and one
-// that makes it unavailable changes the Deployment's status, which wakes
-// the WebApp. Listing a WebApp's pods goes through every cached pod of its
-// namespace.
+// does not change the status of an available WebApp (computeStatus), and
+// one that makes it unavailable changes the Deployment's status, which
+// wakes the WebApp. Listing a WebApp's pods goes through every cached pod
+// of its namespace.
 func mayHaveStuckPods(dep *appsv1.Deployment) bool {
 	return !rollout.OfDeployment(dep).Healthy
 }
