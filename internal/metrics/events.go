@@ -29,4 +29,7 @@ var EventsDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
 
 func init() {
 	mustRegister(EventsDropped)
+	// Both series exist from the start, at 0, for rate() and alerts.
+	EventsDropped.WithLabelValues("QueueFull")
+	EventsDropped.WithLabelValues("WriteFailed")
 }
