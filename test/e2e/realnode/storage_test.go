@@ -341,7 +341,12 @@ func TestPostgresStorageGrows(t *testing.T) {
 
 // TestMariaDBStorageGrows is TestPostgresStorageGrows for MariaDB 10.11:
 // 96Mi on the expandable local class, autoGrow at 80% by 50% up to 1Gi,
-// innodb_log_file_size 16M (its default, 96M, would not fit):
+// innodb_log_file_size 16M (its default, 96M, would not fit), and
+// innodb_buffer_pool_size 128M: the class's volumes are tmpfs, whose pages
+// count against the memory limit of the container that writes them (512Mi
+// for a small Database), so the 256 MiB pool Steward gives a small
+// Database and a volume filled to 216Mi would not fit in it together, and
+// the kernel would kill mariadbd during the large insert:
 //   - rows written past the threshold: the claim and the StatefulSet's
 //     claim template grow, df in the pod shows the larger size, and neither
 //     the pod nor mariadbd restarted (its Uptime went on counting);
@@ -356,7 +361,7 @@ func TestMariaDBStorageGrows(t *testing.T) {
     size: 96Mi
     storageClassName: %s
     autoGrow: {thresholdPercent: 80, incrementPercent: 50, maximum: 1Gi}
-  parameters: {innodb_log_file_size: "16M"}
+  parameters: {innodb_log_file_size: "16M", innodb_buffer_pool_size: "128M"}
 `, localcluster.ExpandableStorageClassName))
 	pod := "growmaria-0"
 	e := mariadbStorage
