@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -121,7 +122,10 @@ func (r *Reconciler) reconcileDestination(ctx context.Context, b *v1alpha1.Backu
 		}
 		when = finishTime(job, when)
 		if !recorded(last, job, when) {
-			c := r.checkOutcome(ctx, job, dest.hash, when)
+			c, err := r.checkOutcome(ctx, job, dest.hash, when)
+			if err != nil {
+				return dest, err
+			}
 			dest.checked, last = c, c
 		}
 		dest.done = append(dest.done, job)
@@ -225,11 +229,16 @@ func recorded(last *v1alpha1.DestinationCheck, job *batchv1.Job, when time.Time)
 	return last != nil && last.Job == job.Name && last.CompletionTime != nil && !when.Truncate(time.Second).After(last.CompletionTime.Time)
 }
 
-// checkOutcome reads a finished check Job's result.
-func (r *Reconciler) checkOutcome(ctx context.Context, job *batchv1.Job, hash string, when time.Time) *v1alpha1.DestinationCheck {
+// checkOutcome reads a finished check Job's result. A result not read
+// because the API server could not list the Job's pods is an error, tried
+// again, not a failed check.
+func (r *Reconciler) checkOutcome(ctx context.Context, job *batchv1.Job, hash string, when time.Time) (*v1alpha1.DestinationCheck, error) {
 	c := &v1alpha1.DestinationCheck{Hash: hash, Job: job.Name, CompletionTime: metav1Time(when.Truncate(time.Second))}
 	_, failed, _, msg := finished(job)
 	res, ok, err := r.taskResult(ctx, job)
+	if unread(ok, err) {
+		return nil, err
+	}
 	switch {
 	case ok && res.Succeeded && !failed, !ok && err == nil && !failed:
 		// A Job completes only when its container exited 0.
@@ -242,7 +251,7 @@ func (r *Reconciler) checkOutcome(ctx context.Context, job *batchv1.Job, hash st
 	default:
 		c.Reason, c.Message = v1alpha1.ReasonDestinationCheckFailed, fmt.Sprintf("Job %s failed without a result: %s", job.Name, msg)
 	}
-	return c
+	return c, nil
 }
 
 // checkReason is the DestinationChecked reason of a failed check's result.
@@ -273,7 +282,7 @@ func (r *Reconciler) taskResult(ctx context.Context, job *batchv1.Job) (dumpcmd.
 func (r *Reconciler) taskResultIn(ctx context.Context, reader client.Reader, job *batchv1.Job) (dumpcmd.Result, bool, error) {
 	pods := &corev1.PodList{}
 	if err := reader.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
-		return dumpcmd.Result{}, false, fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
+		return dumpcmd.Result{}, false, &podsUnlisted{job: job.Name, err: err}
 	}
 	var lastErr error
 	for i := range pods.Items {
@@ -290,6 +299,25 @@ func (r *Reconciler) taskResultIn(ctx context.Context, reader client.Reader, job
 		}
 	}
 	return dumpcmd.Result{}, false, lastErr
+}
+
+// podsUnlisted is a Job's result not read because its pods could not be
+// listed: it may still be there.
+type podsUnlisted struct {
+	job string
+	err error
+}
+
+func (e *podsUnlisted) Error() string {
+	return fmt.Sprintf("listing the pods of Job %s: %v", e.job, e.err)
+}
+func (e *podsUnlisted) Unwrap() error { return e.err }
+
+// unread reports whether taskResult found no result only because the pods
+// could not be listed.
+func unread(ok bool, err error) bool {
+	var u *podsUnlisted
+	return !ok && errors.As(err, &u)
 }
 
 // taskLabels are put on a Backup's check or delete Job and its pod: the

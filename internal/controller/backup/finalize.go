@@ -156,7 +156,12 @@ func (r *Reconciler) deleteDumps(ctx context.Context, b *v1alpha1.Backup, now ti
 	}
 	res, ok, rerr := r.taskResult(ctx, job)
 	if !failed {
-		// A Job completes only when its container exited 0.
+		// A Job completes only when its container exited 0. Its pod and
+		// the count it holds are gone only when the API server says so:
+		// a failed read is tried again, as the event would say otherwise.
+		if unread(ok, rerr) {
+			return del, rerr
+		}
 		del.done, del.deleted = true, res.Deleted
 		if !ok {
 			del.deleted = -1

@@ -18,6 +18,7 @@ package backup
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/backup/dumpcmd"
@@ -227,5 +229,76 @@ func TestTaskResultReadsPastALaggingCache(t *testing.T) {
 	r = &Reconciler{Client: empty, APIReader: empty}
 	if res, ok, err := r.taskResult(context.Background(), job); ok || err != nil {
 		t.Errorf("result %+v, found %v (%v): want none", res, ok, err)
+	}
+}
+
+// TestResultsAreReadBeforeTheyAreJudged: the result of a finished Job whose
+// pod the cache does not hold is judged only once the API server answered.
+// While it cannot list the pods, a succeeded delete Job is not done (no
+// event says the count is gone, the Backup keeps its finalizer), and a
+// check or a verification records no outcome (no failure for a transient
+// read error): each returns the error, to be tried again. Once it answers,
+// the delete counts what the pod reported, or -1 when the pod is really
+// gone.
+func TestResultsAreReadBeforeTheyAreJudged(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	b := &v1alpha1.Backup{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "shop", UID: "backup-uid"},
+		Spec: v1alpha1.BackupSpec{
+			Source: v1alpha1.BackupSource{Type: v1alpha1.SourcePostgreSQL,
+				Connection: &v1alpha1.DatabaseConnection{Host: "pg.shop.svc", Database: "orders"}},
+			Destination:    v1alpha1.BackupDestination{Type: v1alpha1.DestinationS3, Bucket: "b"},
+			DeletionPolicy: v1alpha1.DeletionDelete,
+		},
+	}
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: b.DeleteJobName(), Namespace: "shop", UID: "job-uid",
+			Annotations: map[string]string{v1alpha1.AnnotationDestinationHash: destinationHash(b.Spec.Destination, "", "orders")}},
+		Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}},
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-x", Namespace: "shop",
+		Labels: map[string]string{batchv1.JobNameLabel: job.Name, batchv1.ControllerUidLabel: string(job.UID)}}}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: jobs.Container, State: corev1.ContainerState{
+		Terminated: &corev1.ContainerStateTerminated{Message: string(dumpcmd.Result{Succeeded: true, Deleted: 3}.Marshal())}}}}
+	cached := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job.DeepCopy()).Build()
+	unreachable := interceptor.NewClient(fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod.DeepCopy()).Build(), interceptor.Funcs{
+		List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
+			return errors.New("connection refused")
+		},
+	})
+
+	r := &Reconciler{Client: cached, APIReader: unreachable}
+	del, err := r.deleteDumps(context.Background(), b, time.Now())
+	if err == nil || del.done {
+		t.Errorf("with the pods unreadable: done %v, deleted %d, error %v: want not done, and the error", del.done, del.deleted, err)
+	}
+
+	if c, err := r.checkOutcome(context.Background(), job, "h", time.Now()); err == nil {
+		t.Errorf("a check with its pods unreadable: outcome %+v, no error: want the error", c)
+	}
+	if v, err := r.verificationOutcome(context.Background(), job, time.Now()); err == nil {
+		t.Errorf("a verification with its pods unreadable: outcome %+v, no error: want the error", v)
+	}
+
+	r.APIReader = fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod.DeepCopy()).Build()
+	if del, err := r.deleteDumps(context.Background(), b, time.Now()); err != nil || !del.done || del.deleted != 3 {
+		t.Errorf("with the pod readable: done %v, deleted %d, error %v: want done, 3", del.done, del.deleted, err)
+	}
+
+	r.APIReader = fake.NewClientBuilder().WithScheme(scheme).Build()
+	if del, err := r.deleteDumps(context.Background(), b, time.Now()); err != nil || !del.done || del.deleted != -1 {
+		t.Errorf("with the pod gone: done %v, deleted %d, error %v: want done, -1", del.done, del.deleted, err)
+	}
+	if c, err := r.checkOutcome(context.Background(), job, "h", time.Now()); err != nil || c == nil || !c.Passed {
+		t.Errorf("a check that completed, its pod gone: outcome %+v, error %v: want passed", c, err)
+	}
+	if v, err := r.verificationOutcome(context.Background(), job, time.Now()); err != nil || v.Passed || v.Message == "" {
+		t.Errorf("a verification that completed, its pod gone: outcome %+v, error %v: want not passed, saying why", v, err)
 	}
 }

@@ -107,7 +107,11 @@ func (r *Reconciler) reconcileVerify(ctx context.Context, b *v1alpha1.Backup, ob
 		if last != nil && last.Job == job.Name {
 			continue // recorded; its deletion did not go through yet
 		}
-		ver.finished = append(ver.finished, r.verificationOutcome(ctx, job, finishTime(job, when)))
+		v, err := r.verificationOutcome(ctx, job, finishTime(job, when))
+		if err != nil {
+			return ver, err
+		}
+		ver.finished = append(ver.finished, v)
 	}
 	slices.SortFunc(ver.finished, func(a, c v1alpha1.BackupVerification) int {
 		return a.Time.Compare(c.Time.Time)
@@ -135,11 +139,16 @@ func (r *Reconciler) applyVerifyCronJob(ctx context.Context, b *v1alpha1.Backup,
 	return nil
 }
 
-// verificationOutcome reads a finished verification Job's result.
-func (r *Reconciler) verificationOutcome(ctx context.Context, job *batchv1.Job, when time.Time) v1alpha1.BackupVerification {
+// verificationOutcome reads a finished verification Job's result. A
+// result not read because the API server could not list the Job's pods is
+// an error, tried again, not a failed verification.
+func (r *Reconciler) verificationOutcome(ctx context.Context, job *batchv1.Job, when time.Time) (v1alpha1.BackupVerification, error) {
 	v := v1alpha1.BackupVerification{Job: job.Name, Time: metav1Time(when.Truncate(time.Second)), Reason: v1alpha1.ReasonVerificationFailed}
 	_, failed, _, msg := finished(job)
 	res, ok, err := r.taskResult(ctx, job)
+	if unread(ok, err) {
+		return v, err
+	}
 	switch {
 	case ok:
 		v.Passed = res.Succeeded && !failed
@@ -164,7 +173,7 @@ func (r *Reconciler) verificationOutcome(ctx context.Context, job *batchv1.Job, 
 		v.Message = "The Job finished but its pod and result are gone"
 	}
 	r.pointInTimeOutcome(ctx, job, &v)
-	return v
+	return v, nil
 }
 
 // verifyLabels are put on a Backup's verification CronJob, Jobs and pods.
