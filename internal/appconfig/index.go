@@ -17,23 +17,17 @@ limitations under the License.
 package appconfig
 
 import (
-	"context"
-	"fmt"
-
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/fieldindex"
 )
 
-// IndexWebAppUses registers a field index of WebApps by the AppConfigs
-// their spec.config names. Each controller that needs it registers it under
-// its own name, as registering one name twice is an error.
-func IndexWebAppUses(ctx context.Context, indexer client.FieldIndexer, name string) error {
-	err := indexer.IndexField(ctx, &v1alpha1.WebApp{}, name, func(o client.Object) []string {
+// WebAppUses is the field index of WebApps by the AppConfigs their
+// spec.config names, registered on its first lookup. Each controller that
+// needs it names it on its own, as registering one name twice is an error.
+func WebAppUses(indexer client.FieldIndexer, name string) *fieldindex.Index {
+	return fieldindex.New(indexer, &v1alpha1.WebApp{}, name, func(o client.Object) []string {
 		return o.(*v1alpha1.WebApp).AppConfigNames()
 	})
-	if err != nil {
-		return fmt.Errorf("indexing WebApps by AppConfig: %w", err)
-	}
-	return nil
 }

@@ -48,10 +48,9 @@ type Cache interface {
 // listing every object: a list from the cache copies each object into the
 // list's items (tens of megabytes at 10,000 WebApps, at every scrape).
 //
-// Only the leader reports figures: the replicas waiting for the leadership
-// may cache some kinds too (for the field indexes and the webhooks), and a
-// sum over every replica would count their objects twice. Until elected
-// closes, each reports errNoFigures.
+// Only the leader reports figures: a sum over every replica would count
+// its objects once per replica should a replica waiting for the leadership
+// ever cache a kind. Until elected closes, each reports errNoFigures.
 //
 // The follower attaches to the informer the operator's controllers start,
 // never starting one itself: until that informer exists and has delivered

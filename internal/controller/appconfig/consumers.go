@@ -80,7 +80,7 @@ func (r *Reconciler) consumers(ctx context.Context, ac *v1alpha1.AppConfig) ([]c
 // rollout state of their Deployments, sorted by name.
 func (r *Reconciler) webAppConsumers(ctx context.Context, ac *v1alpha1.AppConfig) ([]consumer, error) {
 	apps := &v1alpha1.WebAppList{}
-	if err := r.Client.List(ctx, apps, client.InNamespace(ac.Namespace), client.MatchingFields{configIndex: ac.Name}); err != nil {
+	if err := r.uses.List(ctx, r.Client, apps, ac.Namespace, ac.Name); err != nil {
 		return nil, fmt.Errorf("listing WebApps that use AppConfig %s: %w", ac.Name, err)
 	}
 	var out []consumer

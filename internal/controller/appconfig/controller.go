@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/fieldindex"
 	"github.com/steward-dev/steward/internal/status"
 )
 
@@ -71,6 +72,9 @@ type Reconciler struct {
 	// Resync is how often an AppConfig is looked at without an event;
 	// defaultResync when zero.
 	Resync time.Duration
+
+	// uses finds the WebApps that use an AppConfig; SetupWithManager sets it.
+	uses *fieldindex.Index
 }
 
 // +kubebuilder:rbac:groups=steward.dev,resources=appconfigs,verbs=get;list;watch

@@ -48,9 +48,7 @@ var phases = []string{
 // waits for.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	reader := mgr.GetCache()
-	if err := appconfig.IndexWebAppUses(context.Background(), mgr.GetFieldIndexer(), configIndex); err != nil {
-		return err
-	}
+	r.uses = appconfig.WebAppUses(mgr.GetFieldIndexer(), configIndex)
 	err := metrics.RegisterListPhases(reader, mgr.Elected(), func() client.ObjectList { return &v1alpha1.AppConfigList{} },
 		"appconfigs", "AppConfig", phases, func(o client.Object) string { return string(o.(*v1alpha1.AppConfig).Status.Phase) })
 	if err != nil {

@@ -52,6 +52,7 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/fieldindex"
 	"github.com/steward-dev/steward/internal/priority"
 	"github.com/steward-dev/steward/internal/status"
 )
@@ -300,15 +301,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		}
 		return nil
 	})
-	err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.Backup{}, databaseIndex, func(o client.Object) []string {
-		if ref := o.(*v1alpha1.Backup).Spec.Source.DatabaseRef; ref != nil {
-			return []string{ref.Name}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("indexing Backups by Database: %w", err)
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Backup{}).
 		Watches(&v1alpha1.Backup{}, priority.SpecChangesFirst()).
@@ -316,22 +308,30 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Owns(&appsv1.Deployment{}).
 		Watches(&batchv1.Job{}, byLabel).
 		Watches(&corev1.Pod{}, byLabel).
-		Watches(&v1alpha1.Database{}, handler.EnqueueRequestsFromMapFunc(r.backupsOf(mgr.GetCache())),
+		Watches(&v1alpha1.Database{}, handler.EnqueueRequestsFromMapFunc(backupsOf(mgr.GetCache(), databaseBackups(mgr.GetFieldIndexer()))),
 			builder.WithPredicates(databaseAppearedOrReady())).
 		WithOptions(opts).
 		Complete(r)
 }
 
-// databaseIndex indexes Backups by the Database their source names.
-const databaseIndex = "spec.source.databaseRef.name"
+// databaseBackups is the field index of Backups by the Database their
+// source names.
+func databaseBackups(indexer client.FieldIndexer) *fieldindex.Index {
+	return fieldindex.New(indexer, &v1alpha1.Backup{}, "spec.source.databaseRef.name", func(o client.Object) []string {
+		if ref := o.(*v1alpha1.Backup).Spec.Source.DatabaseRef; ref != nil {
+			return []string{ref.Name}
+		}
+		return nil
+	})
+}
 
 // backupsOf maps a Database to the Backups of it, so that a Backup that
 // waits for its Database goes on as soon as the Database exists or is
 // Ready, instead of at its next retry.
-func (r *Reconciler) backupsOf(reader client.Reader) handler.MapFunc {
+func backupsOf(reader client.Reader, byDatabase *fieldindex.Index) handler.MapFunc {
 	return func(ctx context.Context, db client.Object) []ctrl.Request {
 		list := &v1alpha1.BackupList{}
-		if err := reader.List(ctx, list, client.InNamespace(db.GetNamespace()), client.MatchingFields{databaseIndex: db.GetName()}); err != nil {
+		if err := byDatabase.List(ctx, reader, list, db.GetNamespace(), db.GetName()); err != nil {
 			log.FromContext(ctx).Error(err, "Listing the Backups of a Database", "database", db.GetName())
 			return nil
 		}

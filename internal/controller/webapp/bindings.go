@@ -36,6 +36,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/fieldindex"
 )
 
 // Field indexes on WebApps, so a Database or Cache event finds the WebApps
@@ -203,35 +204,33 @@ func hasEnv(dep *appsv1.Deployment, name string, check func(corev1.EnvVar) bool)
 	return false
 }
 
-// indexBindings registers the field indexes the Database and Cache watches use.
-func indexBindings(ctx context.Context, indexer client.FieldIndexer) error {
-	err := indexer.IndexField(ctx, &v1alpha1.WebApp{}, databaseRefIndex, func(o client.Object) []string {
+// databaseBindings and cacheBindings are the field indexes of WebApps by
+// the Database and the Cache they bind, which the Database and Cache
+// watches use.
+func databaseBindings(indexer client.FieldIndexer) *fieldindex.Index {
+	return fieldindex.New(indexer, &v1alpha1.WebApp{}, databaseRefIndex, func(o client.Object) []string {
 		if b := o.(*v1alpha1.WebApp).Spec.Database; b != nil {
 			return []string{b.Ref}
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("indexing WebApps by Database: %w", err)
-	}
-	err = indexer.IndexField(ctx, &v1alpha1.WebApp{}, cacheRefIndex, func(o client.Object) []string {
+}
+
+func cacheBindings(indexer client.FieldIndexer) *fieldindex.Index {
+	return fieldindex.New(indexer, &v1alpha1.WebApp{}, cacheRefIndex, func(o client.Object) []string {
 		if b := o.(*v1alpha1.WebApp).Spec.Cache; b != nil {
 			return []string{b.Ref}
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("indexing WebApps by Cache: %w", err)
-	}
-	return nil
 }
 
 // boundWebApps maps a Database or Cache to the WebApps bound to it.
-func boundWebApps(reader client.Reader, index string) func(context.Context, client.Object) []reconcile.Request {
+func boundWebApps(reader client.Reader, index *fieldindex.Index) func(context.Context, client.Object) []reconcile.Request {
 	return func(ctx context.Context, obj client.Object) []reconcile.Request {
 		list := &v1alpha1.WebAppList{}
-		if err := reader.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{index: obj.GetName()}); err != nil {
-			log.FromContext(ctx).Error(err, "Listing bound WebApps", "index", index, "name", obj.GetName())
+		if err := index.List(ctx, reader, list, obj.GetNamespace(), obj.GetName()); err != nil {
+			log.FromContext(ctx).Error(err, "Listing bound WebApps", "kind", obj.GetObjectKind().GroupVersionKind().Kind, "name", obj.GetName())
 			return nil
 		}
 		reqs := make([]reconcile.Request, 0, len(list.Items))

@@ -38,6 +38,7 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appconfig"
 	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/fieldindex"
 )
 
 // configIndex indexes WebApps by the AppConfigs their spec.config names.
@@ -242,10 +243,10 @@ func configAnnotations(uses []configUse) map[string]string {
 // creation and deletion every WebApp that uses it; on update those whose
 // assigned revision changed, and, when the current revision moved, those
 // the AppConfig has not assigned one yet.
-func consumersOf(reader client.Reader) handler.TypedEventHandler[client.Object, reconcile.Request] {
+func consumersOf(reader client.Reader, uses *fieldindex.Index) handler.TypedEventHandler[client.Object, reconcile.Request] {
 	all := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		list := &v1alpha1.WebAppList{}
-		if err := reader.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{configIndex: obj.GetName()}); err != nil {
+		if err := uses.List(ctx, reader, list, obj.GetNamespace(), obj.GetName()); err != nil {
 			log.FromContext(ctx).Error(err, "Listing the WebApps that use an AppConfig", "appConfig", obj.GetName())
 			return
 		}

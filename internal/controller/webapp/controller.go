@@ -302,21 +302,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	if err != nil {
 		return err
 	}
-	if err := indexBindings(context.Background(), mgr.GetFieldIndexer()); err != nil {
-		return err
-	}
-	if err := appconfig.IndexWebAppUses(context.Background(), mgr.GetFieldIndexer(), configIndex); err != nil {
-		return err
-	}
+	indexer := mgr.GetFieldIndexer()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.WebApp{}, builder.WithPredicates(priority.NotEcho())).
 		Watches(&v1alpha1.WebApp{}, priority.SpecChangesFirst()).
 		Watches(&v1alpha1.WebApp{}, priority.EchoesLast()).
-		Watches(&v1alpha1.Database{}, handler.EnqueueRequestsFromMapFunc(boundWebApps(reader, databaseRefIndex)),
+		Watches(&v1alpha1.Database{}, handler.EnqueueRequestsFromMapFunc(boundWebApps(reader, databaseBindings(indexer))),
 			builder.WithPredicates(readinessChanged())).
-		Watches(&v1alpha1.Cache{}, handler.EnqueueRequestsFromMapFunc(boundWebApps(reader, cacheRefIndex)),
+		Watches(&v1alpha1.Cache{}, handler.EnqueueRequestsFromMapFunc(boundWebApps(reader, cacheBindings(indexer))),
 			builder.WithPredicates(readinessChanged())).
-		Watches(&v1alpha1.AppConfig{}, consumersOf(reader)).
+		Watches(&v1alpha1.AppConfig{}, consumersOf(reader, appconfig.WebAppUses(indexer, configIndex))).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&networkingv1.Ingress{}).
