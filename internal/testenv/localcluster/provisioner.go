@@ -55,8 +55,14 @@ const LocalStorageClassName = "steward-local"
 // data; LocalStorageClassName's directories keep it, and cannot grow.
 const ExpandableStorageClassName = "steward-local-expandable"
 
-// localProvisioner is the provisioner name of LocalStorageClassName and
-// ExpandableStorageClassName.
+// FixedSizeStorageClassName is a third class of a cluster with real nodes:
+// tmpfs volumes of exactly the claim's size, as ExpandableStorageClassName's,
+// in a class that does not allow volume expansion. A volume of it fills at
+// its size, so a test can fill it past a threshold, which a directory of
+// LocalStorageClassName on the host's file system cannot promise.
+const FixedSizeStorageClassName = "steward-local-fixed-size"
+
+// localProvisioner is the provisioner name of the three classes.
 const localProvisioner = "local.steward.dev"
 
 // Annotations the volume scheduling and the persistent volume controller
@@ -66,7 +72,7 @@ const (
 	annProvisionedBy = "pv.kubernetes.io/provisioned-by"
 )
 
-// provisioner provisions and deletes the volumes of LocalStorageClassName
+// provisioner provisions and deletes the volumes of the three classes
 // for the real nodes, inside the process that started the cluster.
 type provisioner struct {
 	client kubernetes.Interface
@@ -102,10 +108,23 @@ func expandableStorageClass() *storagev1.StorageClass {
 	return sc
 }
 
-// startProvisioner creates LocalStorageClassName and
-// ExpandableStorageClassName and starts provisioning.
+// fixedSizeStorageClass is FixedSizeStorageClassName.
+func fixedSizeStorageClass() *storagev1.StorageClass {
+	sc := localStorageClass()
+	sc.Name, sc.Annotations = FixedSizeStorageClassName, nil
+	return sc
+}
+
+// tmpfsClass reports whether the volumes of class are tmpfs mounts of the
+// claim's size.
+func tmpfsClass(class string) bool {
+	return class == ExpandableStorageClassName || class == FixedSizeStorageClassName
+}
+
+// startProvisioner creates LocalStorageClassName, ExpandableStorageClassName
+// and FixedSizeStorageClassName and starts provisioning.
 func startProvisioner(ctx context.Context, client kubernetes.Interface, volumeDirs map[string]string, log io.WriteCloser) (*provisioner, error) {
-	for _, sc := range []*storagev1.StorageClass{localStorageClass(), expandableStorageClass()} {
+	for _, sc := range []*storagev1.StorageClass{localStorageClass(), expandableStorageClass(), fixedSizeStorageClass()} {
 		if _, err := client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("creating StorageClass %s: %w", sc.Name, err)
 		}
@@ -213,7 +232,7 @@ func (p *provisioner) provision(ctx context.Context, claim *corev1.PersistentVol
 		return nil
 	}
 	class := *claim.Spec.StorageClassName
-	if class != LocalStorageClassName && class != ExpandableStorageClassName {
+	if class != LocalStorageClassName && !tmpfsClass(class) {
 		return nil
 	}
 	node := claim.Annotations[annSelectedNode]
@@ -232,7 +251,7 @@ func (p *provisioner) provision(ctx context.Context, claim *corev1.PersistentVol
 		return fmt.Errorf("provisioning %s/%s: %w", claim.Namespace, claim.Name, err)
 	}
 	size := claim.Spec.Resources.Requests[corev1.ResourceStorage]
-	if class == ExpandableStorageClassName {
+	if tmpfsClass(class) {
 		if err := mountTmpfs(dir, size.Value()); err != nil {
 			return fmt.Errorf("provisioning %s/%s: %w", claim.Namespace, claim.Name, err)
 		}

@@ -483,44 +483,45 @@ func TestMariaDBStorageGrows(t *testing.T) {
 	t.Logf("StorageGrowing events:\n%s", events)
 }
 
-// TestPostgresStorageCannotGrowOnAFixedClass: on the plain local class
-// (directories on the host's file system, no volume expansion) with the
-// lowest threshold, 50%, the instance reports the host file system's
-// usage; when that is past 50%, StorageGrowthBlocked says
-// StorageClassCannotExpand and the claim is left as it is.
+// TestPostgresStorageCannotGrowOnAFixedClass: on a class without volume
+// expansion (96Mi tmpfs volumes of the fixed-size local class, which fill
+// at their size), with autoGrow at 50%: rows written past the threshold
+// bring StorageGrowthBlocked True with StorageClassCannotExpand and its
+// event, and the claim is left as it is.
 func TestPostgresStorageCannotGrowOnAFixedClass(t *testing.T) {
 	requireCluster(t)
 	applyDatabase(t, "fixedpg", "postgres", "15", 1, fmt.Sprintf(`  storage:
     size: 96Mi
     storageClassName: %s
     autoGrow: {thresholdPercent: 50, maximum: 400Mi}
-`, localcluster.LocalStorageClassName))
-	var usedBytes, capacityBytes int64
-	eventually(t, time.Minute, "the instance reports its volume", func() error {
-		u := jsonpath(t, "database/fixedpg", "{.status.instances[0].volumeUsedBytes}")
-		c := jsonpath(t, "database/fixedpg", "{.status.instances[0].volumeCapacityBytes}")
-		var err1, err2 error
-		usedBytes, err1 = strconv.ParseInt(u, 10, 64)
-		capacityBytes, err2 = strconv.ParseInt(c, 10, 64)
-		if err1 != nil || err2 != nil {
-			return fmt.Errorf("volume %q of %q", u, c)
+  parameters: {max_wal_size: "32MB", min_wal_size: "32MB"}
+`, localcluster.FixedSizeStorageClassName))
+	pod := "fixedpg-0"
+	used, avail, size := postgresStorage.volumeDF(t, pod)
+	t.Logf("after initdb: %d KiB used of %d (%.0f%%)", used, size, usedPercent(used, avail))
+	if size != 96*1024 {
+		t.Fatalf("df shows %d KiB, want the claim's 96Mi", size)
+	}
+	for range 30 {
+		if usedPercent(used, avail) >= 55 {
+			break
 		}
-		return nil
-	})
-	percent := 100 * float64(usedBytes) / float64(capacityBytes)
-	if percent < 50 {
-		t.Skipf("the host's file system is %.0f%% used, below the lowest threshold: the refusal cannot be shown here", percent)
+		mustSQL(t, postgresSuper, pod, postgresStorage.fillSQL("fill", 3)+"\ncheckpoint;")
+		used, avail, _ = postgresStorage.volumeDF(t, pod)
+	}
+	if usedPercent(used, avail) < 55 {
+		t.Fatalf("never past 55%%: %d KiB used, %d available", used, avail)
 	}
 	var cond string
-	eventually(t, time.Minute, "StorageGrowthBlocked", func() error {
+	eventually(t, 2*time.Minute, "StorageGrowthBlocked", func() error {
 		cond = jsonpath(t, "database/fixedpg", `{.status.conditions[?(@.type=="StorageGrowthBlocked")].status} {.status.conditions[?(@.type=="StorageGrowthBlocked")].reason}: {.status.conditions[?(@.type=="StorageGrowthBlocked")].message}`)
 		if !strings.HasPrefix(cond, "True StorageClassCannotExpand") {
 			return fmt.Errorf("StorageGrowthBlocked = %q", cond)
 		}
 		return nil
 	})
-	t.Logf("%.0f%% used: %s", percent, cond)
-	if got := jsonpath(t, "pvc/data-fixedpg-0", "{.spec.resources.requests.storage}"); got != "96Mi" {
+	t.Logf("%.0f%% used: %s", usedPercent(used, avail), cond)
+	if got := jsonpath(t, "pvc/data-"+pod, "{.spec.resources.requests.storage}"); got != "96Mi" {
 		t.Errorf("the claim asks for %s", got)
 	}
 	events := kubectl(t, "get", "events", "--field-selector=involvedObject.name=fixedpg,reason=StorageGrowthBlocked", "-o", "jsonpath={.items[*].message}")
