@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -41,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -63,6 +65,10 @@ var phases = []string{
 // user must fix that no watch event may announce (a Secret Steward does not
 // watch, a storage class).
 const retryUserError = time.Minute
+
+// stallReconcile, set only by tests, is called at the start of every
+// reconcile: it holds a reconcile as a long wait behind busy workers would.
+var stallReconcile atomic.Pointer[func(context.Context, ctrl.Request)]
 
 // conflictRetry is how soon a reconcile that wrote on a stale copy looks
 // again.
@@ -90,7 +96,12 @@ type Reconciler struct {
 	// pod UID, until the cache shows it (a labelPatch).
 	labelled sync.Map
 	// memories are the *memory of each Database, by UID.
-	memories  sync.Map
+	memories sync.Map
+	// renewals are the *renewal of each Database, by UID; none starts once
+	// renewalsStopped.
+	renewals        sync.Map
+	renewalsMu      sync.RWMutex
+	renewalsStopped bool
 	startOnce sync.Once
 	started   time.Time
 }
@@ -110,6 +121,9 @@ type Reconciler struct {
 // Reconcile brings one Database's children in line with its spec, then
 // writes its status if that changed.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if stall := stallReconcile.Load(); stall != nil {
+		(*stall)(ctx, req)
+	}
 	db := &v1alpha1.Database{}
 	if err := r.Client.Get(ctx, req.NamespacedName, db); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -364,6 +378,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		"databases", "Database", phases, func(o client.Object) string { return string(o.(*v1alpha1.Database).Status.Phase) })
 	if err != nil {
 		return err
+	}
+	// The renewals between reconciles end with the manager, before it
+	// gives up the leadership.
+	err = mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		r.stopAllRenewals()
+		return nil
+	}))
+	if err != nil {
+		return fmt.Errorf("adding the lease renewals: %w", err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Database{}, builder.WithPredicates(priority.NotEcho())).

@@ -16,5 +16,18 @@ limitations under the License.
 
 package database
 
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
 // LabelRoles is labelRoles, for the tests of package database_test.
 var LabelRoles = (*Reconciler).labelRoles
+
+// StallReconciles calls stall at the start of every reconcile until the
+// returned restore is called.
+func StallReconciles(stall func(context.Context, ctrl.Request)) (restore func()) {
+	stallReconcile.Store(&stall)
+	return func() { stallReconcile.Store(nil) }
+}

@@ -38,6 +38,7 @@ import (
 // user named in spec.credentialsSecretRef is never touched.
 func (r *Reconciler) finalize(ctx context.Context, db *v1alpha1.Database) error {
 	metrics.ForgetDatabase(db.Namespace, db.Name)
+	r.forgetRenewal(db.UID)
 	r.memories.Delete(db.UID)
 	if !controllerutil.ContainsFinalizer(db, v1alpha1.DatabaseFinalizer) {
 		return nil

@@ -120,12 +120,18 @@ func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts
 	// nothing, or the operator cut off from them) decides nothing.
 	ha := db.Spec.Engine.CanFailOver() && Replicas(db) > 1 && anyAnswered(v)
 
+	// Anything to decide about the roles stops the renewals between
+	// reconciles first (see renewal); only the path that decides nothing
+	// starts them again.
 	switch {
 	case db.Status.RoleChange != nil:
+		r.stopRenewing(db.UID, &v)
 		return r.carryOut(ctx, db, v, token, rs)
 	case ha && !serving(mustMember(v, v.primary)):
+		r.stopRenewing(db.UID, &v)
 		return r.replacePrimary(ctx, db, v, token, rs)
 	case ha && db.Annotations[v1alpha1.AnnotationSwitchoverTo] != "":
+		r.stopRenewing(db.UID, &v)
 		return r.startSwitchover(ctx, db, v, token, rs)
 	}
 	to, switchFirst, err := r.rollInstances(ctx, sts, v)
@@ -133,11 +139,15 @@ func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts
 		return rs, err
 	}
 	if switchFirst {
+		r.stopRenewing(db.UID, &v)
 		return r.beginChange(ctx, db, v, token, rs, v1alpha1.RoleChangeSwitchover, to.name,
 			"rolling restart: the primary restarts last, as a replica")
 	}
 	rs.requeue = r.assignAll(ctx, db, v, token)
-	if ha {
+	if !ha {
+		r.stopRenewing(db.UID, nil)
+	} else {
+		r.keepRenewing(db.UID)
 		rs.requeue = min(rs.requeue, 2*time.Second)
 	}
 	return rs, nil
@@ -351,18 +361,18 @@ func (r *Reconciler) assignAll(ctx context.Context, db *v1alpha1.Database, v vie
 			}
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			err := r.instances().Assign(ctx, m.pod, token, a)
+			var err error
+			if m.name == v.primary {
+				// Through the renewals, which it updates; lastAck follows.
+				err = r.assignPrimary(ctx, db.UID, m.pod, token, a)
+			} else {
+				err = r.instances().Assign(ctx, m.pod, token, a)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				again = time.Second
 				return
-			}
-			if m.name == v.primary {
-				mem := r.memoryOf(db.UID)
-				mem.mu.Lock()
-				mem.lastAck = time.Now()
-				mem.mu.Unlock()
 			}
 			if m.report == nil || m.report.Phase != instance.PhaseRunning || !m.report.Ready {
 				again = time.Second
@@ -384,8 +394,11 @@ func (r *Reconciler) replacePrimary(ctx context.Context, db *v1alpha1.Database, 
 	}
 	if r.renewUnanswered(ctx, db, &v, token) {
 		// Not a failover under way: status.instances says that it does
-		// not answer, and its pod's readiness whether it serves.
+		// not answer, and its pod's readiness whether it serves. The
+		// renewals go on between reconciles, as long as renewUnanswered
+		// would send them.
 		log.FromContext(ctx).V(1).Info("the primary does not answer but took its renewal", "primary", p.name, "error", p.err)
+		r.keepRenewing(db.UID)
 		rs.requeue = time.Second
 		return rs, nil
 	}

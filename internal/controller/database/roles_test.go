@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -51,7 +52,9 @@ type fakeInstances struct {
 type fakeInstance struct {
 	report   instance.Report
 	assigned []instance.Assignment
-	promotes bool
+	// assignedAt is when it took each of assigned.
+	assignedAt []time.Time
+	promotes   bool
 	// silent: its report does not answer, as a manager slowed by load;
 	// cut: neither its report nor an assignment reaches it.
 	silent, cut bool
@@ -89,6 +92,7 @@ func (f *fakeInstances) Assign(_ context.Context, pod *corev1.Pod, token string,
 		return fmt.Errorf("term %d is older than %d", a.Term, in.report.Term)
 	}
 	in.assigned = append(in.assigned, a)
+	in.assignedAt = append(in.assignedAt, time.Now())
 	in.report.Term = a.Term
 	if a.Primary == pod.Name && in.promotes && in.report.Role == engine.RoleReplica {
 		in.report.Role, in.report.Ready = engine.RolePrimary, true
@@ -456,6 +460,59 @@ func TestUnansweringPrimaryKeepsItsLease(t *testing.T) {
 	}
 	if c == nil || c.To != "db-1" || c.Type != v1alpha1.RoleChangeFailover || !strings.Contains(c.Reason, "lease ran out") {
 		t.Errorf("role change %+v; want a failover to db-1 once the lease ran out", c)
+	}
+}
+
+// TestStalledReconcilesKeepThePrimarysLease: every reconcile of the
+// Database is held at its start for more than twice the lease, as behind
+// workers busy with other objects, while its replica does not stream: a
+// primary left without a renewal for its lease would fence itself then.
+// Its lease is renewed between the reconciles all the same: no two
+// renewals it took are a lease apart, and nothing fails over.
+func TestStalledReconcilesKeepThePrimarysLease(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "db", func(db *v1alpha1.Database) { db.Spec.Replicas = new(int32(2)) }))
+	primaryAndReplica(t, ns, 1000, 1000)
+	fakes.set(ns, "db-1", func(in *fakeInstance) { in.report.Ready = false })
+	lease := time.Duration(v1alpha1.DefaultFenceAfterSeconds) * time.Second
+
+	restore := database.StallReconciles(func(ctx context.Context, req ctrl.Request) {
+		if req.Namespace != ns {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(2*lease + 2*time.Second):
+		}
+	})
+	defer restore()
+	start := time.Now()
+	time.Sleep(3 * lease)
+	end := time.Now()
+	restore()
+
+	fakes.mu.Lock()
+	var renewals []time.Time
+	for i, at := range fakes.byPod[ns+"/db-0"].assignedAt {
+		if a := fakes.byPod[ns+"/db-0"].assigned[i]; !at.Before(start) && !at.After(end) && a.Primary == "db-0" && a.LeaseSeconds > 0 {
+			renewals = append(renewals, at)
+		}
+	}
+	fakes.mu.Unlock()
+	prev := start
+	for _, at := range append(renewals, end) {
+		if gap := at.Sub(prev); gap >= lease {
+			t.Errorf("no renewal for %v (from %v to %v after the stall began), a lease of %v; %d renewals in %v",
+				gap.Round(time.Millisecond), prev.Sub(start).Round(time.Millisecond), at.Sub(start).Round(time.Millisecond), lease, len(renewals), end.Sub(start))
+		}
+		prev = at
+	}
+	db := &v1alpha1.Database{}
+	if err := get(t, ns, "db", db); err != nil {
+		t.Fatal(err)
+	}
+	if db.Status.RoleChange != nil || db.Status.Term != 1 || db.Status.Primary != "db-0" {
+		t.Errorf("term %d, primary %s, role change %+v: want db-0 in term 1", db.Status.Term, db.Status.Primary, db.Status.RoleChange)
 	}
 }
 
