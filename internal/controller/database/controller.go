@@ -102,8 +102,8 @@ type Reconciler struct {
 	renewals        sync.Map
 	renewalsMu      sync.RWMutex
 	renewalsStopped bool
-	startOnce sync.Once
-	started   time.Time
+	startOnce       sync.Once
+	started         time.Time
 }
 
 // +kubebuilder:rbac:groups=steward.dev,resources=databases,verbs=get;list;watch;update;patch
