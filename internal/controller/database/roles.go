@@ -144,7 +144,9 @@ func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts
 			"rolling restart: the primary restarts last, as a replica")
 	}
 	rs.requeue = r.assignAll(ctx, db, v, token)
-	if !ha {
+	// Renewed between reconciles only when this one sent it its
+	// assignment, as assignAll does: never a primary whose pod goes.
+	if p := mustMember(v, v.primary).pod; !ha || p == nil || p.Status.PodIP == "" || !p.DeletionTimestamp.IsZero() {
 		r.stopRenewing(db.UID, nil)
 	} else {
 		r.keepRenewing(db.UID)
