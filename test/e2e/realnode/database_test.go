@@ -56,8 +56,14 @@ spec:
 // that took, and deletes it with its data when the test ends.
 func applyDatabase(t *testing.T, name, engine, version string, instances int, extra string) {
 	t.Helper()
+	applyDatabaseManifest(t, name, engine, version, instances, databaseManifest(name, engine, version, instances, extra))
+}
+
+// applyDatabaseManifest is applyDatabase with the manifest given.
+func applyDatabaseManifest(t *testing.T, name, engine, version string, instances int, manifest string) {
+	t.Helper()
 	began := time.Now()
-	applyAndDelete(t, "database/"+name, databaseManifest(name, engine, version, instances, extra))
+	applyAndDelete(t, "database/"+name, manifest)
 	kubectl(t, "wait", "--for=condition=Ready", "database/"+name, "--timeout=420s")
 	t.Logf("%s %s Database with %d instances Ready %v after kubectl apply", engine, version, instances, time.Since(began).Round(time.Millisecond))
 }

@@ -277,8 +277,10 @@ func TestPostgresStorageGrows(t *testing.T) {
 
 	// One insert larger than the space left: refused once the volume is
 	// full.
-	full, _ := postgresStorage.fillUntilRefused(t, pod)
-	grownMi = quantityMi(t, "pvc/data-"+pod, "{.spec.resources.requests.storage}")
+	// The operator may have grown the volume again during the insert, too
+	// late for it: growth is counted from the size the insert filled.
+	full, refusedKiB := postgresStorage.fillUntilRefused(t, pod)
+	grownMi = refusedKiB / 1024
 	used, avail, _ = postgresStorage.volumeDF(t, pod)
 	t.Logf("after the refusal: df shows %d KiB used, %d available (%.0f%%)", used, avail, usedPercent(used, avail))
 	// The operator grows the full volume by itself.
@@ -341,12 +343,13 @@ func TestPostgresStorageGrows(t *testing.T) {
 
 // TestMariaDBStorageGrows is TestPostgresStorageGrows for MariaDB 10.11:
 // 96Mi on the expandable local class, autoGrow at 80% by 50% up to 1Gi,
-// innodb_log_file_size 16M (its default, 96M, would not fit), and
-// innodb_buffer_pool_size 128M: the class's volumes are tmpfs, whose pages
-// count against the memory limit of the container that writes them (512Mi
-// for a small Database), so the 256 MiB pool Steward gives a small
-// Database and a volume filled to 216Mi would not fit in it together, and
-// the kernel would kill mariadbd during the large insert:
+// innodb_log_file_size 16M (its default, 96M, would not fit), a memory
+// limit of 1Gi and innodb_buffer_pool_size 128M: the class's volumes are
+// tmpfs, whose pages count against the memory limit of the pod that writes
+// them, and the large insert below took the pod's shared memory to 300 MB
+// (the volume, and more the kernel counted as such); in the 512Mi the
+// other tests' Databases get, beside the 256 MiB pool Steward chooses for
+// it, the kernel killed mariadbd during it:
 //   - rows written past the threshold: the claim and the StatefulSet's
 //     claim template grow, df in the pod shows the larger size, and neither
 //     the pod nor mariadbd restarted (its Uptime went on counting);
@@ -357,12 +360,17 @@ func TestPostgresStorageGrows(t *testing.T) {
 //     20 MiB into a new table, which needs new space, succeeds.
 func TestMariaDBStorageGrows(t *testing.T) {
 	requireCluster(t)
-	applyDatabase(t, "growmaria", "mariadb", "10.11", 1, fmt.Sprintf(`  storage:
+	manifest := databaseManifest("growmaria", "mariadb", "10.11", 1, fmt.Sprintf(`  storage:
     size: 96Mi
     storageClassName: %s
     autoGrow: {thresholdPercent: 80, incrementPercent: 50, maximum: 1Gi}
   parameters: {innodb_log_file_size: "16M", innodb_buffer_pool_size: "128M"}
 `, localcluster.ExpandableStorageClassName))
+	if !strings.Contains(manifest, "limits: {memory: 512Mi}") {
+		t.Fatalf("no memory limit to raise in the manifest:\n%s", manifest)
+	}
+	manifest = strings.Replace(manifest, "limits: {memory: 512Mi}", "limits: {memory: 1Gi}", 1)
+	applyDatabaseManifest(t, "growmaria", "mariadb", "10.11", 1, manifest)
 	pod := "growmaria-0"
 	e := mariadbStorage
 	used, avail, size := e.volumeDF(t, pod)
