@@ -150,6 +150,8 @@ func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts
 		r.stopRenewing(db.UID, nil)
 	} else {
 		r.keepRenewing(db.UID)
+	}
+	if ha {
 		rs.requeue = min(rs.requeue, 2*time.Second)
 	}
 	return rs, nil
