@@ -51,6 +51,9 @@ func New(indexer client.FieldIndexer, obj client.Object, field string, extract c
 	return &Index{indexer: indexer, obj: obj, field: field, extract: extract}
 }
 
+// Field is the index's name.
+func (x *Index) Field() string { return x.field }
+
 // List lists into list, from reader (the cache indexer belongs to, or a
 // client reading from it), the objects of namespace that extract maps to
 // value. It registers the index first if no lookup did; that waits for the

@@ -230,7 +230,7 @@ func boundWebApps(reader client.Reader, index *fieldindex.Index) func(context.Co
 	return func(ctx context.Context, obj client.Object) []reconcile.Request {
 		list := &v1alpha1.WebAppList{}
 		if err := index.List(ctx, reader, list, obj.GetNamespace(), obj.GetName()); err != nil {
-			log.FromContext(ctx).Error(err, "Listing bound WebApps", "kind", obj.GetObjectKind().GroupVersionKind().Kind, "name", obj.GetName())
+			log.FromContext(ctx).Error(err, "Listing bound WebApps", "index", index.Field(), "name", obj.GetName())
 			return nil
 		}
 		reqs := make([]reconcile.Request, 0, len(list.Items))
