@@ -36,6 +36,12 @@ import (
 // only the machine's cores) that deletes its data with it: a Database
 // created again under the same name by a later run must start empty.
 func databaseManifest(name, engine, version string, instances int, extra string) string {
+	return databaseManifestWithMemory(name, engine, version, instances, "512Mi", extra)
+}
+
+// databaseManifestWithMemory is databaseManifest with the instances'
+// memory limit given.
+func databaseManifestWithMemory(name, engine, version string, instances int, memoryLimit, extra string) string {
 	return fmt.Sprintf(`apiVersion: steward.dev/v1alpha1
 kind: Database
 metadata:
@@ -48,8 +54,8 @@ spec:
   deletionPolicy: Delete
   resources:
     requests: {cpu: 50m, memory: 256Mi}
-    limits: {memory: 512Mi}
-%s`, name, engine, version, instances, extra)
+    limits: {memory: %s}
+%s`, name, engine, version, instances, memoryLimit, extra)
 }
 
 // applyDatabase creates a Database, waits until it is Ready, logs how long

@@ -228,8 +228,8 @@ func statusFollowsTheClaim(t *testing.T, db, pod string, atLeastMi int64) {
 //   - one insert larger than the space left fills it: the write is refused for
 //     want of space, and with no edit of any kind the operator grows the
 //     volume and the server accepts writes again;
-//   - on the plain local class, which cannot expand, a volume over the
-//     threshold gets the StorageGrowthBlocked condition.
+//   - on a class that cannot expand, a volume over the threshold gets the
+//     StorageGrowthBlocked condition (TestPostgresStorageCannotGrowOnAFixedClass).
 func TestPostgresStorageGrows(t *testing.T) {
 	requireCluster(t)
 	applyDatabase(t, "growpg", "postgres", "15", 1, fmt.Sprintf(`  storage:
@@ -360,16 +360,12 @@ func TestPostgresStorageGrows(t *testing.T) {
 //     20 MiB into a new table, which needs new space, succeeds.
 func TestMariaDBStorageGrows(t *testing.T) {
 	requireCluster(t)
-	manifest := databaseManifest("growmaria", "mariadb", "10.11", 1, fmt.Sprintf(`  storage:
+	manifest := databaseManifestWithMemory("growmaria", "mariadb", "10.11", 1, "1Gi", fmt.Sprintf(`  storage:
     size: 96Mi
     storageClassName: %s
     autoGrow: {thresholdPercent: 80, incrementPercent: 50, maximum: 1Gi}
   parameters: {innodb_log_file_size: "16M", innodb_buffer_pool_size: "128M"}
 `, localcluster.ExpandableStorageClassName))
-	if !strings.Contains(manifest, "limits: {memory: 512Mi}") {
-		t.Fatalf("no memory limit to raise in the manifest:\n%s", manifest)
-	}
-	manifest = strings.Replace(manifest, "limits: {memory: 512Mi}", "limits: {memory: 1Gi}", 1)
 	applyDatabaseManifest(t, "growmaria", "mariadb", "10.11", 1, manifest)
 	pod := "growmaria-0"
 	e := mariadbStorage
@@ -493,9 +489,10 @@ func TestMariaDBStorageGrows(t *testing.T) {
 
 // TestPostgresStorageCannotGrowOnAFixedClass: on a class without volume
 // expansion (96Mi tmpfs volumes of the fixed-size local class, which fill
-// at their size), with autoGrow at 50%: rows written past the threshold
-// bring StorageGrowthBlocked True with StorageClassCannotExpand and its
-// event, and the claim is left as it is.
+// at their size), with autoGrow at 50%: the instance reports its volume's
+// size and use as df sees them; rows written past the threshold bring
+// StorageGrowthBlocked True with StorageClassCannotExpand and its event,
+// and the claim is left as it is.
 func TestPostgresStorageCannotGrowOnAFixedClass(t *testing.T) {
 	requireCluster(t)
 	applyDatabase(t, "fixedpg", "postgres", "15", 1, fmt.Sprintf(`  storage:
@@ -520,6 +517,19 @@ func TestPostgresStorageCannotGrowOnAFixedClass(t *testing.T) {
 	if usedPercent(used, avail) < 55 {
 		t.Fatalf("never past 55%%: %d KiB used, %d available", used, avail)
 	}
+	// The instance's report: the volume's size, and its use past 55%.
+	eventually(t, time.Minute, "the instance reports its volume", func() error {
+		u := jsonpath(t, "database/fixedpg", "{.status.instances[0].volumeUsedBytes}")
+		c := jsonpath(t, "database/fixedpg", "{.status.instances[0].volumeCapacityBytes}")
+		usedBytes, err1 := strconv.ParseInt(u, 10, 64)
+		capacityBytes, err2 := strconv.ParseInt(c, 10, 64)
+		// The file system's size: at most the volume's, a little less for
+		// its own records.
+		if err1 != nil || err2 != nil || capacityBytes > 96<<20 || 100*capacityBytes < 95*(96<<20) || 100*usedBytes < 55*capacityBytes {
+			return fmt.Errorf("volume %q bytes used of %q, want more than 55%% of about %d", u, c, 96<<20)
+		}
+		return nil
+	})
 	var cond string
 	eventually(t, 2*time.Minute, "StorageGrowthBlocked", func() error {
 		cond = jsonpath(t, "database/fixedpg", `{.status.conditions[?(@.type=="StorageGrowthBlocked")].status} {.status.conditions[?(@.type=="StorageGrowthBlocked")].reason}: {.status.conditions[?(@.type=="StorageGrowthBlocked")].message}`)
