@@ -616,16 +616,27 @@ func sweepRealClusters() {
 	}
 }
 
-// deleteNetnsWithPrefix deletes the network namespaces whose name is
-// prefix or starts with prefix + "-".
+// deleteNetnsWithPrefix deletes the network namespaces netnsWithPrefix
+// finds.
 func deleteNetnsWithPrefix(prefix string) {
-	names, _ := filepath.Glob(filepath.Join(netnsDir, prefix+"*"))
-	for _, path := range names {
+	for _, name := range netnsWithPrefix(prefix) {
+		_ = deleteNetns(name)
+	}
+}
+
+// netnsWithPrefix lists the network namespaces whose name is prefix or
+// starts with prefix + "-": those of one cluster, and not those of a
+// cluster whose id merely starts with the same characters.
+func netnsWithPrefix(prefix string) []string {
+	paths, _ := filepath.Glob(filepath.Join(netnsDir, prefix+"*"))
+	var names []string
+	for _, path := range paths {
 		name := filepath.Base(path)
 		if name == prefix || strings.HasPrefix(name, prefix+"-") {
-			_ = deleteNetns(name)
+			names = append(names, name)
 		}
 	}
+	return names
 }
 
 // cniCacheDir is where the CNI library caches each attachment's result.

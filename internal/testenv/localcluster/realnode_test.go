@@ -837,7 +837,7 @@ func assertNothingLeft(t *testing.T, dir, id string, shims map[string]bool, sysc
 	if names := strayCgroups(cgroupPrefix(id)); len(names) > 0 {
 		t.Errorf("cgroups are left: %v", names)
 	}
-	if names, _ := filepath.Glob(filepath.Join(netnsDir, "steward-"+id+"*")); len(names) > 0 {
+	if names := netnsWithPrefix("steward-" + id); len(names) > 0 {
 		t.Errorf("network namespaces are left: %v", names)
 	}
 	if _, ok := realClusters()[id]; ok {
