@@ -93,6 +93,13 @@ type Recorder struct {
 
 	mu     sync.Mutex
 	series map[eventKey]*series
+	// nextForget is when a new event may next look for series to forget
+	// while MaxTracked are remembered: after a look that freed none, not
+	// before the oldest series can be over, nor within a second, so that a
+	// storm of new events does not scan every series for each. scans
+	// counts the looks.
+	nextForget time.Time
+	scans      int
 }
 
 // job is a new event to create, or, without one, a series whose count to
@@ -210,23 +217,35 @@ func (r *Recorder) event(ref, rel *corev1.ObjectReference, eventtype, reason, ac
 // SeriesIdle whose count is written; with MaxTracked remembered already,
 // ev is not (a repeat of it is then a new event). r.mu is held.
 func (r *Recorder) track(key eventKey, ev *eventsv1.Event, now time.Time) {
-	if len(r.series) >= MaxTracked {
-		r.forget(now)
-		if len(r.series) >= MaxTracked {
-			return
+	if len(r.series) >= MaxTracked && !now.Before(r.nextForget) {
+		if oldest := r.forget(now); len(r.series) >= MaxTracked {
+			r.nextForget = now.Add(time.Second)
+			if over := oldest.Add(SeriesIdle); over.After(r.nextForget) {
+				r.nextForget = over
+			}
 		}
+	}
+	if len(r.series) >= MaxTracked {
+		return
 	}
 	r.series[key] = &series{namespace: ev.Namespace, name: ev.Name, count: 1, written: 1, last: now, flushed: now}
 }
 
 // forget drops the series that are over: idle for SeriesIdle, and their
-// count written. r.mu is held.
-func (r *Recorder) forget(now time.Time) {
+// count written. It returns when the oldest series kept was last seen
+// (now when none is kept). r.mu is held.
+func (r *Recorder) forget(now time.Time) time.Time {
+	r.scans++
+	oldest := now
 	for key, s := range r.series {
-		if now.Sub(s.last) >= SeriesIdle && s.written == s.count && !s.queued {
+		switch {
+		case now.Sub(s.last) >= SeriesIdle && s.written == s.count && !s.queued:
 			delete(r.series, key)
+		case s.last.Before(oldest):
+			oldest = s.last
 		}
 	}
+	return oldest
 }
 
 // enqueue queues j, or drops and counts it when the queue is full.

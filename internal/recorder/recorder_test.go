@@ -257,6 +257,43 @@ func TestRemembersAtMostMaxTracked(t *testing.T) {
 	}
 }
 
+// TestAStormDoesNotScanEverySeries: with MaxTracked series remembered and
+// none over, a new event looks for series to forget once, not each time,
+// until the oldest can be over; then it is tracked again.
+func TestAStormDoesNotScanEverySeries(t *testing.T) {
+	r := New(clientgoscheme.Scheme, clientset.EventsV1(), "steward", logr.Discard())
+	c := &clock{t: time.Now()}
+	r.now = c.now
+	for i := range MaxTracked {
+		<-drain(r)
+		r.Eventf(pod("default"), nil, corev1.EventTypeNormal, "Scaled", "Scale", "to %d", i)
+	}
+	c.add(time.Minute)
+	for i := range 1000 {
+		<-drain(r)
+		r.Eventf(pod("default"), nil, corev1.EventTypeNormal, "Scaled", "Scale", "again to %d", i)
+		if i%100 == 99 {
+			c.add(time.Second)
+		}
+	}
+	if r.scans != 1 {
+		t.Errorf("%d scans for 1,000 new events while no series could be over, want 1", r.scans)
+	}
+	if len(r.series) != MaxTracked {
+		t.Fatalf("%d remembered, want %d", len(r.series), MaxTracked)
+	}
+	// The first series are over SeriesIdle after they were seen.
+	c.add(SeriesIdle - time.Minute - 10*time.Second)
+	<-drain(r)
+	r.Eventf(pod("default"), nil, corev1.EventTypeNormal, "Scaled", "Scale", "to zero")
+	if r.scans != 2 {
+		t.Errorf("%d scans once the oldest series were over, want 2", r.scans)
+	}
+	if len(r.series) != 1 {
+		t.Errorf("%d remembered after the others went idle, want 1", len(r.series))
+	}
+}
+
 // drain empties r's queue without sending.
 func drain(r *Recorder) <-chan struct{} {
 	done := make(chan struct{})
