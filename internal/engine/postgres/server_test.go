@@ -567,3 +567,128 @@ func TestFatalLine(t *testing.T) {
 		t.Errorf("last of an unfinished line = %q", got)
 	}
 }
+
+// TestRejoinWindsBackADivergedStandby: a standby that received from its
+// primary what another standby, promoted after the primary was lost, never
+// had cannot follow the new primary; Rejoin winds it back with pg_rewind,
+// and it then streams from the new primary, without the lost primary's
+// last rows. This is the path a replica whose server exited takes when it
+// starts again (instance.manager.needsRewind).
+func TestRejoinWindsBackADivergedStandby(t *testing.T) {
+	realserver.Require(t, realserver.Binaries{Package: pg15.Package, Dirs: pg15.Dirs, Names: []string{"pg_rewind"}})
+	ctx := context.Background()
+	p := newFixture(t)
+	p.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB})
+	p.initPrimary(t)
+	ps := p.start(t)
+	if err := ps.EnsureUsers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pc := mustConnect(t, p.cfg, p.cfg.Owner, p.cfg.Database)
+	if _, err := pc.Exec(ctx, "CREATE TABLE t (v text); INSERT INTO t VALUES ('both')"); err != nil {
+		t.Fatal(err)
+	}
+	standby := func(id int) (*fixture, engine.Server) {
+		r := newFixture(t)
+		r.cfg.Superuser, r.cfg.Owner, r.cfg.Replication = p.cfg.Superuser, p.cfg.Owner, p.cfg.Replication
+		r.cfg.PrimaryHost, r.cfg.PrimaryPort, r.cfg.ServerID = "127.0.0.1", p.cfg.Port, id
+		r.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB})
+		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		if err := r.e.InitReplica(cctx, r.cfg); err != nil {
+			t.Fatal(err)
+		}
+		return r, r.start(t)
+	}
+	rows := func(cfg engine.Config) string {
+		c, err := connect(ctx, cfg, cfg.Owner.Username, cfg.Owner.Password, cfg.Database)
+		if err != nil {
+			return "connecting: " + err.Error()
+		}
+		defer func() { _ = c.Close(ctx) }()
+		var got string
+		if err := c.QueryRow(ctx, "SELECT string_agg(v, ',' ORDER BY v) FROM t").Scan(&got); err != nil {
+			return "reading: " + err.Error()
+		}
+		return got
+	}
+	ahead, as := standby(2)
+	behind, bs := standby(3)
+	for _, r := range []*fixture{ahead, behind} {
+		eventually(t, 30*time.Second, func() string {
+			if got := rows(r.cfg); got != "both" {
+				return fmt.Sprintf("standby on port %d holds %q, want both", r.cfg.Port, got)
+			}
+			return ""
+		})
+	}
+
+	// One standby stops; the other receives the primary's last row; the
+	// primary is lost.
+	stop := func(s engine.Server) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := s.Stop(sctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop(bs)
+	if _, err := pc.Exec(ctx, "INSERT INTO t VALUES ('lost')"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() string {
+		if got := rows(ahead.cfg); got != "both,lost" {
+			return fmt.Sprintf("the standby ahead holds %q, want both,lost", got)
+		}
+		return ""
+	})
+	stop(ps)
+	stop(as)
+
+	// The standby behind is promoted and takes a write.
+	bs = behind.start(t)
+	if err := behind.e.Promote(ctx, bs, 2); err != nil {
+		t.Fatal(err)
+	}
+	bc := mustConnect(t, behind.cfg, behind.cfg.Owner, behind.cfg.Database)
+	if _, err := bc.Exec(ctx, "INSERT INTO t VALUES ('new')"); err != nil {
+		t.Fatal(err)
+	}
+
+	// The standby ahead, pointed at the new primary, cannot follow it.
+	ahead.cfg.PrimaryPort = behind.cfg.Port
+	as = ahead.start(t)
+	time.Sleep(10 * time.Second)
+	if got := rows(ahead.cfg); got != "both,lost" {
+		t.Fatalf("the standby ahead holds %q 10 s after it was pointed at the new primary, want both,lost: it was not ahead of it", got)
+	}
+	stop(as)
+
+	// Wound back, it follows.
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := ahead.e.Rejoin(rctx, ahead.cfg); err != nil {
+		t.Fatalf("Rejoin: %v", err)
+	}
+	as = ahead.start(t)
+	eventually(t, 60*time.Second, func() string {
+		if got := rows(ahead.cfg); got != "both,new" {
+			return fmt.Sprintf("the wound back standby holds %q, want both,new", got)
+		}
+		return ""
+	})
+	if st := as.Status(ctx); st.Role != engine.RoleReplica {
+		t.Errorf("the wound back standby's status %+v, want a replica", st)
+	}
+	if _, err := bc.Exec(ctx, "INSERT INTO t VALUES ('streamed')"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() string {
+		if got := rows(ahead.cfg); got != "both,new,streamed" {
+			return fmt.Sprintf("the wound back standby holds %q, want both,new,streamed", got)
+		}
+		return ""
+	})
+	ahead.checkNoPasswords(t, p.cfg)
+}
