@@ -16,7 +16,11 @@ limitations under the License.
 
 package metrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // EventsDropped counts the Kubernetes events Steward did not record, by
 // reason: QueueFull (more events waiting for the API server than the
@@ -32,4 +36,23 @@ func init() {
 	// Both series exist from the start, at 0, for rate() and alerts.
 	EventsDropped.WithLabelValues("QueueFull")
 	EventsDropped.WithLabelValues("WriteFailed")
+}
+
+// eventsPending reads the recorder's Pending; nil until a recorder exists.
+var eventsPending atomic.Pointer[func() int]
+
+// EventsPendingFrom makes steward_events_pending read pending, the
+// operator's recorder's count of writes it has yet to make.
+func EventsPendingFrom(pending func() int) { eventsPending.Store(&pending) }
+
+func init() {
+	mustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "steward_events_pending",
+		Help: "Writes of Kubernetes events Steward has yet to make: events waiting to be sent or being sent, and repeat counts of event series not written yet (at most a minute after the repeat).",
+	}, func() float64 {
+		if f := eventsPending.Load(); f != nil {
+			return float64((*f)())
+		}
+		return 0
+	}))
 }

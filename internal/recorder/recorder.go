@@ -42,6 +42,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -90,6 +91,8 @@ type Recorder struct {
 	now        func() time.Time
 
 	queue chan job
+	// sending counts the jobs the senders hold.
+	sending atomic.Int64
 
 	mu     sync.Mutex
 	series map[eventKey]*series
@@ -126,7 +129,7 @@ type series struct {
 // New returns a Recorder that reports as controller, from this host.
 func New(scheme *runtime.Scheme, events eventsclient.EventsGetter, controller string, log logr.Logger) *Recorder {
 	host, _ := os.Hostname()
-	return &Recorder{
+	r := &Recorder{
 		scheme:     scheme,
 		events:     events,
 		controller: controller,
@@ -136,6 +139,8 @@ func New(scheme *runtime.Scheme, events eventsclient.EventsGetter, controller st
 		queue:      make(chan job, QueueSize),
 		series:     map[eventKey]*series{},
 	}
+	metrics.EventsPendingFrom(r.Pending)
+	return r
 }
 
 // Eventf records an event about regarding. It never blocks: an event that
@@ -272,6 +277,22 @@ func seriesKey(ref, rel *corev1.ObjectReference, eventtype, reason, action, note
 	return sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 }
 
+// Pending is how many writes the recorder has yet to make for what it was
+// given: events and writes of a series' count waiting in the queue or being
+// sent, and series whose count is not written yet (SeriesFlush). It is 0
+// once everything seen so far is recorded.
+func (r *Recorder) Pending() int {
+	n := len(r.queue) + int(r.sending.Load())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.series {
+		if s.created && s.count != s.written && !s.queued {
+			n++
+		}
+	}
+	return n
+}
+
 // NeedLeaderElection is false: a standby's webhooks may record events too.
 func (r *Recorder) NeedLeaderElection() bool { return false }
 
@@ -286,7 +307,9 @@ func (r *Recorder) Start(ctx context.Context) error {
 				case <-ctx.Done():
 					return
 				case j := <-r.queue:
+					r.sending.Add(1)
 					r.send(ctx, j)
+					r.sending.Add(-1)
 				}
 			}
 		})

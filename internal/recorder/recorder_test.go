@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/testenv/apitest"
@@ -308,4 +309,56 @@ func drain(r *Recorder) <-chan struct{} {
 		}
 	}()
 	return done
+}
+
+// TestPendingCountsWhatIsNotRecordedYet: Pending (steward_events_pending)
+// counts an event until the API server has it, and a repeat's count until
+// it is written, which the next sweep does; then it is 0 again.
+func TestPendingCountsWhatIsNotRecordedYet(t *testing.T) {
+	r, c := started(t)
+	ns := namespace(t)
+	warn := func() { r.Eventf(pod(ns), nil, corev1.EventTypeWarning, "CrashLooping", "Deploy", "exit code 1") }
+	pending := func(want int) {
+		t.Helper()
+		apitest.Eventually(t, time.Minute, func() error {
+			if got := r.Pending(); got != want {
+				return fmt.Errorf("Pending() = %d, want %d", got, want)
+			}
+			if got := gathered(t, "steward_events_pending"); got != float64(want) {
+				return fmt.Errorf("steward_events_pending = %v, want %d", got, want)
+			}
+			return nil
+		})
+	}
+	warn()
+	eventsOf(t, ns, 1, nil)
+	pending(0)
+
+	c.add(10 * time.Second)
+	warn()
+	pending(1) // the repeat's count waits for the sweep
+	r.sweep()
+	eventsOf(t, ns, 1, func(evs []eventsv1.Event) error {
+		if s := evs[0].Series; s == nil || s.Count != 2 {
+			return fmt.Errorf("series %+v, want a count of 2", s)
+		}
+		return nil
+	})
+	pending(0)
+}
+
+// gathered is the value of the registered gauge name.
+func gathered(t *testing.T, name string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("%s is not registered", name)
+	return 0
 }

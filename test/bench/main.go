@@ -589,20 +589,27 @@ func (b *bench) measureConvergence(ctx context.Context, res *results) error {
 // quiet waits until the operator has sent no request for two seconds.
 func (b *bench) quiet(ctx context.Context) error { return quiet(ctx, b.operator) }
 
-// quiet waits until op has sent no write request for two seconds.
+// quiet waits until op has sent no write request for two seconds and has
+// none left to make for the events it recorded (steward_events_pending,
+// which the peer does not have): the count of a repeated event is written
+// up to a minute after the repeat.
 func quiet(ctx context.Context, op metricsReader) error {
 	prev, err := scrapeRequests(ctx, op)
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		time.Sleep(2 * time.Second)
 		cur, err := scrapeRequests(ctx, op)
 		if err != nil {
 			return err
 		}
-		if w, _ := cur.minus(prev).writes(); w == 0 {
+		pending, err := scrapeGauge(ctx, op, "steward_events_pending")
+		if err != nil {
+			return err
+		}
+		if w, _ := cur.minus(prev).writes(); w == 0 && pending == 0 {
 			return nil
 		}
 		prev = cur

@@ -98,6 +98,25 @@ func scrapeRequests(ctx context.Context, op metricsReader) (requestCounts, error
 	return counts, nil
 }
 
+// scrapeGauge reads the value of op's metric name, an unlabelled gauge; 0
+// when op does not have it.
+func scrapeGauge(ctx context.Context, op metricsReader, name string) (float64, error) {
+	body, err := op.Metrics(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(body, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return 0, fmt.Errorf("parsing %q: %w", line, err)
+			}
+			return f, nil
+		}
+	}
+	return 0, nil
+}
+
 // minus returns the counts made since before.
 func (c requestCounts) minus(before requestCounts) requestCounts {
 	d := requestCounts{}
