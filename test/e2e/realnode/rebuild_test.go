@@ -44,7 +44,7 @@ func TestReplicaRebuiltOnANewVolume(t *testing.T) {
 		return func() error {
 			got, err := postgresSuper(t.Context(), replica, "select string_agg(v, ',' order by v) from kept")
 			if err != nil || got != want {
-				return fmt.Errorf("%s holds %q (%v), want %q", replica, got, err, want)
+				return fmt.Errorf("%s holds %q, want %q (%w)", replica, got, want, err)
 			}
 			return nil
 		}
@@ -70,7 +70,7 @@ func TestReplicaRebuiltOnANewVolume(t *testing.T) {
 	eventually(t, 5*time.Minute, replica+" streaming from "+primary, func() error {
 		got, err := postgresSuper(t.Context(), replica, "select status from pg_stat_wal_receiver")
 		if err != nil || got != "streaming" {
-			return fmt.Errorf("WAL receiver %q (%v)", got, err)
+			return fmt.Errorf("WAL receiver %q (%w)", got, err)
 		}
 		return nil
 	})
