@@ -315,6 +315,15 @@ func drain(r *Recorder) <-chan struct{} {
 // counts an event until the API server has it, and a repeat's count until
 // it is written, which the next sweep does; then it is 0 again.
 func TestPendingCountsWhatIsNotRecordedYet(t *testing.T) {
+	// Not started: the events wait in the queue.
+	idle := New(clientgoscheme.Scheme, clientset.EventsV1(), "steward", logr.Discard())
+	for _, reason := range []string{"A", "B"} {
+		idle.Eventf(pod("default"), nil, corev1.EventTypeNormal, reason, "Deploy", "queued")
+	}
+	if got := idle.Pending(); got != 2 {
+		t.Errorf("Pending() = %d with two events queued, want 2", got)
+	}
+
 	r, c := started(t)
 	ns := namespace(t)
 	warn := func() { r.Eventf(pod(ns), nil, corev1.EventTypeWarning, "CrashLooping", "Deploy", "exit code 1") }

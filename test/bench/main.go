@@ -601,11 +601,15 @@ func quiet(ctx context.Context, op metricsReader) error {
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		time.Sleep(2 * time.Second)
-		cur, err := scrapeRequests(ctx, op)
+		body, err := op.Metrics(ctx)
 		if err != nil {
 			return err
 		}
-		pending, err := scrapeGauge(ctx, op, "steward_events_pending")
+		cur, err := parseRequests(body)
+		if err != nil {
+			return err
+		}
+		pending, _, err := parseGauge(body, "steward_events_pending") // the peer has none
 		if err != nil {
 			return err
 		}

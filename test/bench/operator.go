@@ -72,6 +72,11 @@ func scrapeRequests(ctx context.Context, op metricsReader) (requestCounts, error
 	if err != nil {
 		return nil, err
 	}
+	return parseRequests(body)
+}
+
+// parseRequests reads steward_api_requests_total from a /metrics body.
+func parseRequests(body string) (requestCounts, error) {
 	counts := requestCounts{}
 	for line := range strings.SplitSeq(body, "\n") {
 		if !strings.HasPrefix(line, "steward_api_requests_total{") {
@@ -98,23 +103,19 @@ func scrapeRequests(ctx context.Context, op metricsReader) (requestCounts, error
 	return counts, nil
 }
 
-// scrapeGauge reads the value of op's metric name, an unlabelled gauge; 0
-// when op does not have it.
-func scrapeGauge(ctx context.Context, op metricsReader, name string) (float64, error) {
-	body, err := op.Metrics(ctx)
-	if err != nil {
-		return 0, err
-	}
+// parseGauge reads the unlabelled gauge name from a /metrics body, and
+// reports whether it is there.
+func parseGauge(body, name string) (float64, bool, error) {
 	for line := range strings.SplitSeq(body, "\n") {
 		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return 0, fmt.Errorf("parsing %q: %w", line, err)
+				return 0, false, fmt.Errorf("parsing %q: %w", line, err)
 			}
-			return f, nil
+			return f, true, nil
 		}
 	}
-	return 0, nil
+	return 0, false, nil
 }
 
 // minus returns the counts made since before.
@@ -247,14 +248,11 @@ func sampleMemory(ctx context.Context, pid int, op metricsReader) (memSample, er
 	if err != nil {
 		return m, err
 	}
-	for line := range strings.SplitSeq(body, "\n") {
-		if v, ok := strings.CutPrefix(line, "go_memstats_heap_inuse_bytes "); ok {
-			b, _ := strconv.ParseFloat(v, 64)
-			m.heap = b / (1 << 20)
-			m.hasHeap = true
-		}
+	b, ok, err := parseGauge(body, "go_memstats_heap_inuse_bytes")
+	if ok {
+		m.heap, m.hasHeap = b/(1<<20), true
 	}
-	return m, nil
+	return m, err
 }
 
 // memSummary is peak and median memory over a period, in MiB.

@@ -170,6 +170,22 @@ func (f *fixture) initPrimary(t *testing.T) {
 }
 
 // connect connects over TCP as user to the database.
+// standbyOf is a fixture for a standby of p's server with server ID id,
+// its data directory cloned from it (InitReplica), not started.
+func (p *fixture) standbyOf(t *testing.T, id int) *fixture {
+	t.Helper()
+	r := newFixture(t)
+	r.cfg.Superuser, r.cfg.Owner, r.cfg.Replication = p.cfg.Superuser, p.cfg.Owner, p.cfg.Replication
+	r.cfg.PrimaryHost, r.cfg.PrimaryPort, r.cfg.ServerID = "127.0.0.1", p.cfg.Port, id
+	r.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := r.e.InitReplica(ctx, r.cfg); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func connect(ctx context.Context, cfg engine.Config, user, password, database string) (*pgx.Conn, error) {
 	cc, err := pgx.ParseConfig("")
 	if err != nil {
@@ -373,15 +389,7 @@ func TestPrimaryStandbyReload(t *testing.T) {
 	})
 
 	t.Run("standby", func(t *testing.T) {
-		r := newFixture(t)
-		r.cfg.Superuser, r.cfg.Owner, r.cfg.Replication = p.cfg.Superuser, p.cfg.Owner, p.cfg.Replication
-		r.cfg.PrimaryHost, r.cfg.PrimaryPort, r.cfg.ServerID = "127.0.0.1", p.cfg.Port, 2
-		r.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB})
-		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		defer cancel()
-		if err := r.e.InitReplica(cctx, r.cfg); err != nil {
-			t.Fatal(err)
-		}
+		r := p.standbyOf(t, 2)
 		if fi, err := os.Stat(r.cfg.DataDir); err != nil || fi.Mode().Perm() != 0o700 {
 			t.Fatalf("data directory: %v, %v", fi.Mode(), err)
 		}
@@ -475,15 +483,7 @@ func TestPromotionStartsTheTermsTimeline(t *testing.T) {
 	if err := ps.EnsureUsers(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r := newFixture(t)
-	r.cfg.Superuser, r.cfg.Owner, r.cfg.Replication = p.cfg.Superuser, p.cfg.Owner, p.cfg.Replication
-	r.cfg.PrimaryHost, r.cfg.PrimaryPort, r.cfg.ServerID = "127.0.0.1", p.cfg.Port, 2
-	r.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB})
-	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	if err := r.e.InitReplica(cctx, r.cfg); err != nil {
-		t.Fatal(err)
-	}
+	r := p.standbyOf(t, 2)
 	rs := r.start(t)
 	eventually(t, 30*time.Second, func() string {
 		if st := rs.Status(ctx); st.Role != engine.RoleReplica || !st.Ready {
@@ -588,18 +588,6 @@ func TestRejoinWindsBackADivergedStandby(t *testing.T) {
 	if _, err := pc.Exec(ctx, "CREATE TABLE t (v text); INSERT INTO t VALUES ('both')"); err != nil {
 		t.Fatal(err)
 	}
-	standby := func(id int) (*fixture, engine.Server) {
-		r := newFixture(t)
-		r.cfg.Superuser, r.cfg.Owner, r.cfg.Replication = p.cfg.Superuser, p.cfg.Owner, p.cfg.Replication
-		r.cfg.PrimaryHost, r.cfg.PrimaryPort, r.cfg.ServerID = "127.0.0.1", p.cfg.Port, id
-		r.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB})
-		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		defer cancel()
-		if err := r.e.InitReplica(cctx, r.cfg); err != nil {
-			t.Fatal(err)
-		}
-		return r, r.start(t)
-	}
 	rows := func(cfg engine.Config) string {
 		c, err := connect(ctx, cfg, cfg.Owner.Username, cfg.Owner.Password, cfg.Database)
 		if err != nil {
@@ -612,8 +600,8 @@ func TestRejoinWindsBackADivergedStandby(t *testing.T) {
 		}
 		return got
 	}
-	ahead, as := standby(2)
-	behind, bs := standby(3)
+	ahead, behind := p.standbyOf(t, 2), p.standbyOf(t, 3)
+	as, bs := ahead.start(t), behind.start(t)
 	for _, r := range []*fixture{ahead, behind} {
 		eventually(t, 30*time.Second, func() string {
 			if got := rows(r.cfg); got != "both" {
