@@ -116,6 +116,10 @@ type Options struct {
 	PollInterval time.Duration
 	// StopTimeout bounds the clean shutdown; zero means 60 seconds.
 	StopTimeout time.Duration
+	// RebuildAfter is how long a replica may neither stream nor advance,
+	// while its primary serves, before it is rebuilt; zero means
+	// DefaultRebuildAfter.
+	RebuildAfter time.Duration
 	// Log receives the manager's log.
 	Log *slog.Logger
 	// Listening, when set, is called with the status server's address once
@@ -262,6 +266,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.StopTimeout == 0 {
 		o.StopTimeout = 60 * time.Second
+	}
+	if o.RebuildAfter == 0 {
+		o.RebuildAfter = DefaultRebuildAfter
 	}
 	o.Log = o.Log.With("engine", o.Engine.Name(), "instance", o.Config.Name)
 	m := newManager(o)

@@ -51,7 +51,14 @@ type manager struct {
 	// noSpace is the space that was available when the server could not
 	// start on a full volume; the start is tried again once more is.
 	noSpace *int64
-	wake    chan struct{}
+	// rebuild is how a replica that could not follow its primary is
+	// prepared at its next start: rebuildRewind or rebuildClone.
+	rebuild  int
+	rebuilds int64 // how often a replica was rebuilt
+	// follow is what the run loop saw of the running replica's progress;
+	// only the run loop touches it.
+	follow followWatch
+	wake   chan struct{}
 }
 
 func newManager(o Options) *manager {
@@ -99,7 +106,8 @@ func (m *manager) set(phase, detail string) {
 // report is GET /status.
 func (m *manager) report(ctx context.Context) Report {
 	m.mu.Lock()
-	r := Report{Name: m.o.Config.Name, Phase: m.phase, Term: m.term, StoppedPosition: m.stoppedPos, Detail: m.detail, Exits: m.exits}
+	r := Report{Name: m.o.Config.Name, Phase: m.phase, Term: m.term, StoppedPosition: m.stoppedPos, Detail: m.detail,
+		Exits: m.exits, Rebuilds: m.rebuilds}
 	srv := m.srv
 	m.mu.Unlock()
 	if v, err := readVolume(volumeDir(m.o.Config)); err == nil {
@@ -164,6 +172,7 @@ func (m *manager) run(ctx context.Context) error {
 		case <-tick.C:
 			if srv != nil {
 				hash = m.reloadIfChanged(ctx, srv, hash)
+				m.checkFollowing(ctx, srv)
 			}
 		case <-fence.C:
 			if srv != nil {
@@ -282,11 +291,19 @@ func (m *manager) startAs(ctx context.Context, a Assignment, want engine.Role) e
 		return fmt.Errorf("checking the data directory: %w", err)
 	}
 	failover, _ := m.o.Engine.(engine.Failover)
+	detail := ""
+	if ok && want == engine.RoleReplica && m.rebuildAs() == rebuildClone {
+		m.log.Warn("cloning the primary afresh", "primary", cfg.PrimaryHost)
+		if err := emptyDir(cfg.DataDir); err != nil {
+			return fmt.Errorf("emptying the data directory: %w", err)
+		}
+		ok, detail = false, "cloning "+cfg.PrimaryHost+" afresh: this replica could not follow it"
+	}
 	switch {
 	case !ok && want == engine.RolePrimary && !a.Bootstrap:
 		return errors.New("the data directory is empty and this is not the Database's first start: a replica must take over")
 	case !ok:
-		m.set(PhaseInitialising, "")
+		m.set(PhaseInitialising, detail)
 		if err := initialise(ctx, m.o.Engine, cfg, m.log); err != nil {
 			return err
 		}
@@ -312,11 +329,19 @@ func (m *manager) startAs(ctx context.Context, a Assignment, want engine.Role) e
 // needsRewind: a replica that ran before the newest role change may hold
 // history the new primary does not (it replicated from a primary that
 // wrote on after it); it winds back too, which is a no-op when it is
-// behind.
+// behind. So does one stopped because it could not follow.
 func (m *manager) needsRewind() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.exited
+	return m.exited || m.rebuild != rebuildNone
+}
+
+// rebuildAs is how the replica stopped because it could not follow is
+// prepared at its next start.
+func (m *manager) rebuildAs() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.rebuild
 }
 
 // rejoin winds a former primary back to follow the new one; when that
@@ -387,8 +412,9 @@ func (m *manager) startServer(ctx context.Context, cfg engine.Config, role engin
 		m.log.Info("users ensured", "owner", cfg.Owner.Username, "replication", cfg.Replication.Username, "database", cfg.Database)
 	}
 	m.mu.Lock()
-	m.srv, m.role, m.host, m.exited, m.stoppedPos = srv, role, cfg.PrimaryHost, false, 0
+	m.srv, m.role, m.host, m.exited, m.stoppedPos, m.rebuild = srv, role, cfg.PrimaryHost, false, 0, rebuildNone
 	m.mu.Unlock()
+	m.follow.started()
 	m.set(PhaseRunning, string(role))
 	m.log.Info("server running", "role", string(role))
 	return nil

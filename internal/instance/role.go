@@ -53,9 +53,11 @@ type Assignment struct {
 	LeaseSeconds int `json:"leaseSeconds,omitempty"`
 	// Replicas names the other instances.
 	Replicas []string `json:"replicas,omitempty"`
-	// Peers are the status addresses (host:port) of the Replicas' instance
-	// managers, by name. A primary whose engine cannot tell by itself that
-	// a replica stopped streaming asks them, once its lease ran out.
+	// Peers are the status addresses (host:port) of the instance managers,
+	// by name: the Replicas' and the Primary's. A primary whose engine
+	// cannot tell by itself that a replica stopped streaming asks the
+	// replicas, once its lease ran out; a replica that does not follow
+	// asks the primary whether it serves before it rebuilds itself.
 	Peers map[string]string `json:"peers,omitempty"`
 	// PrimaryExits is the primary's Report.Exits as the operator last read
 	// it. A primary whose server exited after that read takes the
@@ -106,6 +108,10 @@ type Report struct {
 	// Exits counts the times the server stopped on its own (a crash, a
 	// kill) since the manager started.
 	Exits int64 `json:"exits,omitempty"`
+	// Rebuilds counts the times the replica was rebuilt (wound back, or
+	// cloned afresh) because it could not follow its primary, since the
+	// manager started.
+	Rebuilds int64 `json:"rebuilds,omitempty"`
 	// Volume is the usage of the data volume's file system, read at each
 	// report whether the server runs or not (a full volume may have
 	// stopped it); nil when it cannot be read.

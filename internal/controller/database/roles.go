@@ -321,13 +321,6 @@ func assignment(db *v1alpha1.Database, v view) instance.Assignment {
 		Bootstrap: db.Status.Term == 0 && v.primary == db.FirstPod(),
 	}
 	for _, m := range v.members {
-		if m.name == v.primary {
-			if m.report != nil {
-				a.PrimaryExits = m.report.Exits
-			}
-			continue
-		}
-		a.Replicas = append(a.Replicas, m.name)
 		if m.pod != nil {
 			if addr, err := statusAddr(m.pod); err == nil {
 				if a.Peers == nil {
@@ -336,6 +329,13 @@ func assignment(db *v1alpha1.Database, v view) instance.Assignment {
 				a.Peers[m.name] = addr
 			}
 		}
+		if m.name == v.primary {
+			if m.report != nil {
+				a.PrimaryExits = m.report.Exits
+			}
+			continue
+		}
+		a.Replicas = append(a.Replicas, m.name)
 	}
 	if db.Spec.Engine.CanFailOver() && len(a.Replicas) > 0 {
 		a.LeaseSeconds = int(db.FenceAfterSeconds())

@@ -1,0 +1,157 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package instance
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/steward-dev/steward/internal/engine"
+)
+
+// A replica that cannot follow its primary is rebuilt: the most common
+// cause is a failover during which it was cut off while ahead of the
+// replica promoted, so that it holds history the new primary does not
+// have; another is a primary that no longer has the log the replica needs.
+// Neither mends by waiting. The first rebuild winds the replica back
+// (engine.Failover's Rejoin, which is a no-op for a replica that has not
+// diverged, and clones afresh when it fails); the next ones, with no
+// streaming in between, clone the primary afresh.
+const (
+	rebuildNone = iota
+	rebuildRewind
+	rebuildClone
+)
+
+// DefaultRebuildAfter is how long a replica may neither stream nor advance,
+// while its primary serves, before it is rebuilt.
+const DefaultRebuildAfter = time.Minute
+
+// maxRebuildBackoff bounds the doubling of the wait before each further
+// rebuild of a replica that did not stream in between.
+const maxRebuildBackoff = 16
+
+// followWatch is what the manager saw of a running replica: when it last
+// streamed or advanced, and how often it was rebuilt since it last
+// streamed.
+type followWatch struct {
+	since    time.Time
+	position int64
+	lag      *int64
+	rebuilds int
+	// waiting is why the last rebuild that was due did not happen, so that
+	// it is logged once.
+	waiting string
+}
+
+// started begins a new watch for a server just started; the count of
+// rebuilds carries on until the replica streams.
+func (w *followWatch) started() { *w = followWatch{rebuilds: w.rebuilds} }
+
+// observe records a replica's status at now. A ready replica (one that
+// streams) or one whose position or replay moved is following.
+func (w *followWatch) observe(now time.Time, st engine.Status) {
+	lagMoved := (w.lag == nil) != (st.LagBytes == nil) || w.lag != nil && *w.lag != *st.LagBytes
+	if st.Ready {
+		w.rebuilds = 0
+	}
+	if st.Ready || w.since.IsZero() || st.Position != w.position || lagMoved {
+		w.since = now
+	}
+	w.position, w.lag = st.Position, st.LagBytes
+}
+
+// wait is how long a replica may go without following before it is
+// rebuilt: after, doubled for each rebuild since it last streamed.
+func (w *followWatch) wait(after time.Duration) time.Duration {
+	return after * time.Duration(min(1<<w.rebuilds, maxRebuildBackoff))
+}
+
+// due reports whether the replica has not followed for long enough.
+func (w *followWatch) due(now time.Time, after time.Duration) bool {
+	return !w.since.IsZero() && now.Sub(w.since) >= w.wait(after)
+}
+
+// checkFollowing rebuilds the running replica srv when it has neither
+// streamed nor advanced for long enough while the primary it is assigned
+// serves: running, ready, a primary, in the same term.
+func (m *manager) checkFollowing(ctx context.Context, srv engine.Server) {
+	m.mu.Lock()
+	a, role, host := m.assign, m.role, m.host
+	m.mu.Unlock()
+	if role != engine.RoleReplica || a == nil || a.Primary == m.o.Config.Name || host != a.PrimaryHost {
+		m.follow.started()
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	st := srv.Status(sctx)
+	cancel()
+	now := time.Now()
+	m.follow.observe(now, st)
+	if !m.follow.due(now, m.o.RebuildAfter) {
+		return
+	}
+	if why := primaryServes(ctx, a); why != "" {
+		if why != m.follow.waiting {
+			m.log.Info("the replica does not follow its primary, which does not serve: waiting", "primary", a.Primary, "why", why, "message", st.Message)
+		}
+		m.follow.waiting = why
+		return
+	}
+	kind := rebuildRewind
+	if _, ok := m.o.Engine.(engine.Failover); !ok || m.follow.rebuilds > 0 {
+		kind = rebuildClone
+	}
+	why := fmt.Sprintf("it has not followed its primary %s for %s while that serves", a.Primary, now.Sub(m.follow.since).Round(time.Second))
+	if st.Message != "" {
+		why += " (" + st.Message + ")"
+	}
+	m.log.Warn("rebuilding the replica", "why", why, "clone", kind == rebuildClone)
+	m.follow.rebuilds++
+	if err := m.stopServer(ctx, "rebuilding: "+why, false); err != nil {
+		m.set(PhaseStopped, err.Error())
+		return
+	}
+	m.mu.Lock()
+	m.rebuild, m.fresh = kind, true
+	m.rebuilds++
+	m.mu.Unlock()
+}
+
+// primaryServes asks the manager of a's primary whether it serves in a's
+// term; it returns why not, or "" when it does.
+func primaryServes(ctx context.Context, a *Assignment) string {
+	addr := a.Peers[a.Primary]
+	if addr == "" {
+		return "its status address is not known"
+	}
+	rctx, cancel := context.WithTimeout(ctx, peerTimeout)
+	defer cancel()
+	r, err := GetReport(rctx, peerClient, addr)
+	switch {
+	case err != nil:
+		return err.Error()
+	case r.Name != a.Primary:
+		return fmt.Sprintf("%s answers for it", r.Name)
+	case r.Term != a.Term:
+		return fmt.Sprintf("it is in term %d, not %d", r.Term, a.Term)
+	case r.Phase != PhaseRunning || r.Role != engine.RolePrimary || !r.Ready:
+		return fmt.Sprintf("it is not a ready primary (%s, %s): %s", r.Phase, r.Role, r.Message)
+	}
+	return ""
+}
