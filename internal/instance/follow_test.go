@@ -138,8 +138,8 @@ func (e *fakeEngine) Rejoin(context.Context, engine.Config) error {
 }
 
 func (e *fakeEngine) StoppedPosition(context.Context, engine.Config) (int64, error) { return 0, nil }
-func (e *fakeEngine) Promote(context.Context, engine.Server, int64) error        { return nil }
-func (e *fakeEngine) PrimaryTracksReplicas() bool                                { return true }
+func (e *fakeEngine) Promote(context.Context, engine.Server, int64) error           { return nil }
+func (e *fakeEngine) PrimaryTracksReplicas() bool                                   { return true }
 
 type fakeServer struct {
 	e    *fakeEngine
