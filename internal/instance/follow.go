@@ -64,13 +64,15 @@ type followWatch struct {
 func (w *followWatch) started() { *w = followWatch{rebuilds: w.rebuilds} }
 
 // observe records a replica's status at now. A ready replica (one that
-// streams) or one whose position or replay moved is following.
+// streams) or one whose position or replay moved is following. A status
+// that could not be read (no version: the server did not answer) tells
+// nothing: the wait starts again.
 func (w *followWatch) observe(now time.Time, st engine.Status) {
 	lagMoved := (w.lag == nil) != (st.LagBytes == nil) || w.lag != nil && *w.lag != *st.LagBytes
 	if st.Ready {
 		w.rebuilds = 0
 	}
-	if st.Ready || w.since.IsZero() || st.Position != w.position || lagMoved {
+	if st.Ready || st.Version == "" || w.since.IsZero() || st.Position != w.position || lagMoved {
 		w.since = now
 	}
 	w.position, w.lag = st.Position, st.LagBytes

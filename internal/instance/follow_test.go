@@ -39,26 +39,30 @@ func TestFollowWatch(t *testing.T) {
 	after := time.Minute
 	lag := func(v int64) *int64 { return &v }
 	var w followWatch
-	w.observe(t0, engine.Status{Position: 10})
+	w.observe(t0, engine.Status{Version: "15", Position: 10})
 	if w.due(t0.Add(59*time.Second), after) || !w.due(t0.Add(after), after) {
 		t.Fatalf("a replica that neither streams nor advances is due after %s, not before", after)
 	}
-	w.observe(t0.Add(30*time.Second), engine.Status{Position: 11})
+	w.observe(t0.Add(30*time.Second), engine.Status{Version: "15", Position: 11})
 	if w.due(t0.Add(80*time.Second), after) {
 		t.Fatal("a replica whose position moved is due a minute after it moved, not before")
 	}
-	w.observe(t0.Add(40*time.Second), engine.Status{Position: 11, LagBytes: lag(5)})
-	w.observe(t0.Add(50*time.Second), engine.Status{Position: 11, LagBytes: lag(3)})
+	w.observe(t0.Add(40*time.Second), engine.Status{Version: "15", Position: 11, LagBytes: lag(5)})
+	w.observe(t0.Add(50*time.Second), engine.Status{Version: "15", Position: 11, LagBytes: lag(3)})
 	if w.due(t0.Add(100*time.Second), after) {
 		t.Fatal("a replica whose replay moved (its lag fell at the same position) is following")
 	}
-	w.observe(t0.Add(200*time.Second), engine.Status{Position: 11, LagBytes: lag(3), Ready: true})
+	w.observe(t0.Add(150*time.Second), engine.Status{Message: "connecting: too many clients"})
+	if w.due(t0.Add(200*time.Second), after) {
+		t.Fatal("a status that could not be read starts the wait again")
+	}
+	w.observe(t0.Add(200*time.Second), engine.Status{Version: "15", Position: 11, LagBytes: lag(3), Ready: true})
 	if w.due(t0.Add(250*time.Second), after) {
 		t.Fatal("a ready replica is following")
 	}
 	w.rebuilds = 1
 	w.started()
-	w.observe(t0, engine.Status{Position: 10})
+	w.observe(t0, engine.Status{Version: "15", Position: 10})
 	if w.rebuilds != 1 || w.due(t0.Add(119*time.Second), after) || !w.due(t0.Add(2*after), after) {
 		t.Fatalf("after a rebuild the wait doubles (rebuilds %d)", w.rebuilds)
 	}
@@ -66,7 +70,7 @@ func TestFollowWatch(t *testing.T) {
 	if got := w.wait(after); got != maxRebuildBackoff*after {
 		t.Fatalf("the wait is bounded: %s", got)
 	}
-	w.observe(t0, engine.Status{Position: 10, Ready: true})
+	w.observe(t0, engine.Status{Version: "15", Position: 10, Ready: true})
 	if w.rebuilds != 0 {
 		t.Fatal("a replica that streams again starts its count of rebuilds afresh")
 	}
@@ -222,7 +226,7 @@ func TestReplicaThatCannotFollowIsRebuilt(t *testing.T) {
 	hs := httptest.NewServer(primary)
 	t.Cleanup(hs.Close)
 
-	eng := &fakeEngine{status: engine.Status{Position: 100, Message: "not connected to the primary"}, rejoinOK: true}
+	eng := &fakeEngine{status: engine.Status{Version: "15", Position: 100, Message: "not connected to the primary"}, rejoinOK: true}
 	m := newManager(Options{Engine: eng, Config: cfg, PollInterval: 20 * time.Millisecond, StopTimeout: 5 * time.Second,
 		RebuildAfter: after, Log: slog.New(slog.NewTextHandler(t.Output(), nil))})
 	ctx, cancel := context.WithCancel(t.Context())
