@@ -90,6 +90,11 @@ const (
 	// missed the stopped primary's last writes; another replica that has
 	// them is promoted instead.
 	EventSwitchoverRetargeted = "SwitchoverRetargeted"
+	// EventReplicaRebuilt: a replica that could not follow its primary
+	// (it held history the primary does not have, or needed log the
+	// primary no longer has) was wound back or cloned afresh by its
+	// instance manager.
+	EventReplicaRebuilt = "ReplicaRebuilt"
 )
 
 // Storage growth (spec.storage.autoGrow): the condition and its reasons.

@@ -129,9 +129,14 @@ func (m *manager) checkFollowing(ctx context.Context, srv engine.Server) {
 		m.set(PhaseStopped, err.Error())
 		return
 	}
+	how := "wound back"
+	if kind == rebuildClone {
+		how = "cloned afresh"
+	}
 	m.mu.Lock()
 	m.rebuild, m.fresh = kind, true
 	m.rebuilds++
+	m.lastRebuild = how + ": " + why
 	m.mu.Unlock()
 }
 

@@ -54,7 +54,8 @@ type manager struct {
 	// rebuild is how a replica that could not follow its primary is
 	// prepared at its next start: rebuildRewind or rebuildClone.
 	rebuild  int
-	rebuilds int64 // how often a replica was rebuilt
+	rebuilds    int64  // how often a replica was rebuilt
+	lastRebuild string // why and how it was last rebuilt
 	// follow is what the run loop saw of the running replica's progress;
 	// only the run loop touches it.
 	follow followWatch
@@ -107,7 +108,7 @@ func (m *manager) set(phase, detail string) {
 func (m *manager) report(ctx context.Context) Report {
 	m.mu.Lock()
 	r := Report{Name: m.o.Config.Name, Phase: m.phase, Term: m.term, StoppedPosition: m.stoppedPos, Detail: m.detail,
-		Exits: m.exits, Rebuilds: m.rebuilds}
+		Exits: m.exits, Rebuilds: m.rebuilds, LastRebuild: m.lastRebuild}
 	srv := m.srv
 	m.mu.Unlock()
 	if v, err := readVolume(volumeDir(m.o.Config)); err == nil {

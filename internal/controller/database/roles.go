@@ -69,11 +69,15 @@ type memory struct {
 	// anyWaitingSince is when a switchover to "any" began to wait for a
 	// replica that runs and answers.
 	anyWaitingSince time.Time
+	// rebuilds is, per instance, the count of rebuilds its report last
+	// showed.
+	rebuilds map[string]int64
 }
 
 func (r *Reconciler) memoryOf(uid types.UID) *memory {
 	r.startOnce.Do(func() { r.started = time.Now() })
-	m, _ := r.memories.LoadOrStore(uid, &memory{lastAck: r.started, notStreaming: map[string]time.Time{}, unanswered: map[string]int{}})
+	m, _ := r.memories.LoadOrStore(uid, &memory{lastAck: r.started, notStreaming: map[string]time.Time{}, unanswered: map[string]int{},
+		rebuilds: map[string]int64{}})
 	return m.(*memory)
 }
 
@@ -113,6 +117,7 @@ func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts
 	}
 	mem := r.memoryOf(db.UID)
 	members := r.observeMembers(ctx, db, pods, mem)
+	r.announceRebuilds(db, members, mem)
 	v := r.viewOf(db, members, mem)
 	rs.instances = instanceStatuses(db, v)
 	rs.primaryServing = serving(mustMember(v, v.primary))
@@ -264,6 +269,27 @@ func (r *Reconciler) observeMembers(ctx context.Context, db *v1alpha1.Database, 
 		}
 	}
 	return members
+}
+
+// announceRebuilds records an event for each instance whose report counts
+// more rebuilds than it did before: a replica that could not follow its
+// primary rebuilt itself. The first report of an instance the operator
+// reads, and one of a restarted instance manager (whose count starts at
+// zero again), only set the count.
+func (r *Reconciler) announceRebuilds(db *v1alpha1.Database, members []member, mem *memory) {
+	mem.mu.Lock()
+	defer mem.mu.Unlock()
+	for _, m := range members {
+		if m.report == nil {
+			continue
+		}
+		seen, known := mem.rebuilds[m.name]
+		mem.rebuilds[m.name] = m.report.Rebuilds
+		if known && m.report.Rebuilds > seen {
+			r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, v1alpha1.EventReplicaRebuilt, "Rebuild",
+				"replica %s could not follow the primary and was %s", m.name, m.report.LastRebuild)
+		}
+	}
 }
 
 func (r *Reconciler) viewOf(db *v1alpha1.Database, members []member, mem *memory) view {

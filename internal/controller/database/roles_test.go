@@ -27,6 +27,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -559,4 +560,35 @@ func TestLabelRolesJudgesNewerPodsAfresh(t *testing.T) {
 	if err := database.LabelRoles(r, ctx, db, []corev1.Pod{*current}); err != nil || label() != "primary" {
 		t.Fatalf("after the label was turned back: %q, %v; want primary", label(), err)
 	}
+}
+
+// TestReplicaRebuildIsAnnounced: the replicas are told where the primary's
+// manager answers (a replica that does not follow asks it before it
+// rebuilds itself), and a rebuild an instance reports becomes a Warning
+// event naming the replica and why.
+func TestReplicaRebuildIsAnnounced(t *testing.T) {
+	ns := namespace(t)
+	create(t, newDatabase(ns, "db", func(db *v1alpha1.Database) { db.Spec.Replicas = new(int32(2)) }))
+	primaryAndReplica(t, ns, 1000, 1000)
+	a, _ := fakes.lastAssigned(ns, "db-1")
+	if a.Primary != "db-0" || a.Peers["db-0"] == "" || a.Peers["db-1"] == "" {
+		t.Fatalf("the replica's assignment %+v does not carry the primary's status address", a)
+	}
+	why := "wound back: it has not followed its primary db-0 for 1m0s while that serves (WAL receiver is waiting, not streaming)"
+	fakes.set(ns, "db-1", func(in *fakeInstance) { in.report.Rebuilds, in.report.LastRebuild = 1, why })
+	eventually(t, func() error {
+		list := &eventsv1.EventList{}
+		if err := k8s.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Reason == v1alpha1.EventReplicaRebuilt {
+				if e.Type != corev1.EventTypeWarning || !strings.Contains(e.Note, "replica db-1") || !strings.Contains(e.Note, why) {
+					return fmt.Errorf("the event %s %q", e.Type, e.Note)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event among %d", v1alpha1.EventReplicaRebuilt, len(list.Items))
+	})
 }
