@@ -53,7 +53,7 @@ type manager struct {
 	noSpace *int64
 	// rebuild is how a replica that could not follow its primary is
 	// prepared at its next start: rebuildRewind or rebuildClone.
-	rebuild  int
+	rebuild     int
 	rebuilds    int64  // how often a replica was rebuilt
 	lastRebuild string // why and how it was last rebuilt
 	// follow is what the run loop saw of the running replica's progress;
