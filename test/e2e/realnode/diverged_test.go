@@ -1,0 +1,163 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package realnode
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/steward-dev/steward/internal/testenv/devenv"
+)
+
+// TestReplicaAheadOfTheNewPrimaryRebuildsItself makes the replica that a
+// failover could not promote hold history the new primary does not have,
+// then brings it back. A 3-instance PostgreSQL 15 Database: one replica
+// (lagging) is cut off the network, a row is written that only the other
+// replica (ahead) receives, then the primary and ahead are cut off and
+// lagging is connected again, so that the operator promotes lagging, the
+// only replica it reaches. Once the others are connected again, ahead
+// cannot follow lagging (it holds the lost primary's last row), and
+// restarting it would not help: its instance manager must find that it
+// does not follow while its primary serves and rebuild it. The test checks
+// that ahead streams from the new primary again, holds its rows and not
+// the lost one, receives a row written after, that a ReplicaRebuilt event
+// names it, and that the Database is Ready with every instance.
+func TestReplicaAheadOfTheNewPrimaryRebuildsItself(t *testing.T) {
+	requireCluster(t)
+	const db = "ahead"
+	applyDatabase(t, db, "postgres", "15", 3, "")
+	primary := jsonpath(t, "database/"+db, "{.status.primary}")
+	term, _ := strconv.Atoi(jsonpath(t, "database/"+db, "{.status.term}"))
+	var replicas []string
+	for i := range 3 {
+		if p := fmt.Sprintf("%s-%d", db, i); p != primary {
+			replicas = append(replicas, p)
+		}
+	}
+	lagging, ahead := replicas[0], replicas[1]
+	t.Logf("primary %s (term %d); %s will lag, %s will be ahead", primary, term, lagging, ahead)
+	rows := func(pod, want string) func() error {
+		return func() error {
+			got, err := postgresSuper(t.Context(), pod, "select string_agg(v, ',' order by v) from history")
+			if err != nil || got != want {
+				return fmt.Errorf("%s holds %q, want %q (%v)", pod, got, want, err)
+			}
+			return nil
+		}
+	}
+	mustSQL(t, postgresSuper, primary, "create table history (v text); insert into history values ('a')")
+	for _, r := range replicas {
+		eventually(t, 2*time.Minute, "the first row on "+r, rows(r, "a"))
+	}
+
+	link := podLinks(t)
+	link(lagging, "down")
+	mustSQL(t, postgresSuper, primary, "insert into history values ('b')")
+	eventually(t, time.Minute, "the second row on "+ahead, rows(ahead, "a,b"))
+	if err := rows(lagging, "a")(); err != nil {
+		t.Fatalf("the replica cut off received the second row: %v", err)
+	}
+	link(primary, "down")
+	link(ahead, "down")
+	link(lagging, "up")
+	eventually(t, 4*time.Minute, lagging+" promoted", func() error {
+		got := strings.Fields(jsonpath(t, "database/"+db, "{.status.primary} {.status.term}"))
+		if len(got) != 2 || got[0] != lagging || got[1] == strconv.Itoa(term) {
+			return fmt.Errorf("primary and term %v", got)
+		}
+		return nil
+	})
+	t.Logf("%s promoted while %s and %s were cut off", lagging, primary, ahead)
+	eventually(t, time.Minute, "a write on the new primary", func() error {
+		_, err := postgresSuper(t.Context(), lagging, "insert into history values ('c')")
+		return err
+	})
+	link(primary, "up")
+	link(ahead, "up")
+
+	began := time.Now()
+	eventually(t, 8*time.Minute, ahead+" streaming from "+lagging, func() error {
+		got, err := postgresSuper(t.Context(), ahead, "select status || ' ' || sender_host from pg_stat_wal_receiver")
+		if err != nil || !strings.HasPrefix(got, "streaming "+lagging+".") {
+			return fmt.Errorf("WAL receiver %q (%v)", got, err)
+		}
+		return nil
+	})
+	t.Logf("%s streams from the new primary %v after the links were up again", ahead, time.Since(began).Round(time.Second))
+	eventually(t, time.Minute, "the new primary's rows and not the lost one on "+ahead, rows(ahead, "a,c"))
+	events := kubectl(t, "get", "events", "--field-selector=involvedObject.name="+db+",reason=ReplicaRebuilt",
+		"-o", "jsonpath={.items[*].message}")
+	if !strings.Contains(events, "replica "+ahead+" could not follow") {
+		t.Errorf("no ReplicaRebuilt event names %s: %q", ahead, events)
+	}
+	t.Logf("events: %s", events)
+	mustSQL(t, postgresSuper, lagging, "insert into history values ('d')")
+	for _, r := range []string{primary, ahead} {
+		eventually(t, 5*time.Minute, "the row written after on "+r, rows(r, "a,c,d"))
+	}
+	kubectl(t, "wait", "--for=condition=Ready", "database/"+db, "--timeout=300s")
+	if got := jsonpath(t, "database/"+db, "{.status.readyReplicas}"); got != "3" {
+		t.Errorf("status.readyReplicas %q, want 3", got)
+	}
+}
+
+// podLinks returns a function that sets a pod's network link "down" or
+// "up" on its node; every link it set down is set up again when the test
+// ends.
+func podLinks(t *testing.T) func(pod, state string) {
+	t.Helper()
+	down := map[string][2]string{} // pod: node, uid
+	t.Cleanup(func() {
+		for pod, at := range down {
+			for _, n := range cluster.Nodes() {
+				if n.Name == at[0] {
+					if err := n.SetPodLink(context.WithoutCancel(t.Context()), at[1], "up"); err != nil {
+						t.Logf("setting %s's link up again: %v", pod, err)
+					}
+				}
+			}
+		}
+	})
+	return func(pod, state string) {
+		t.Helper()
+		out, err := devenv.Kubectl(t.Context(), cluster, nil, "get", "pod", pod, "-o", "jsonpath={.spec.nodeName} {.metadata.uid}")
+		if err != nil {
+			t.Fatalf("reading pod %s: %v", pod, err)
+		}
+		node, uid, _ := strings.Cut(strings.TrimSpace(out), " ")
+		for _, n := range cluster.Nodes() {
+			if n.Name != node {
+				continue
+			}
+			if err := n.SetPodLink(t.Context(), uid, state); err != nil {
+				t.Fatalf("setting %s's link %s: %v", pod, state, err)
+			}
+			if state == "down" {
+				down[pod] = [2]string{node, uid}
+			} else {
+				delete(down, pod)
+			}
+			t.Logf("%s's link is %s", pod, state)
+			return
+		}
+		t.Fatalf("pod %s is on node %q, not a node of the cluster", pod, node)
+	}
+}
