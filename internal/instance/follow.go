@@ -129,14 +129,14 @@ func (m *manager) checkFollowing(ctx context.Context, srv engine.Server) {
 		m.set(PhaseStopped, err.Error())
 		return
 	}
-	how := "wound back"
+	how := "winding it back to the primary's history, or cloning the primary afresh if that fails"
 	if kind == rebuildClone {
-		how = "cloned afresh"
+		how = "cloning the primary afresh"
 	}
 	m.mu.Lock()
 	m.rebuild, m.fresh = kind, true
 	m.rebuilds++
-	m.lastRebuild = how + ": " + why
+	m.lastRebuild = why + "; rebuilding it: " + how
 	m.mu.Unlock()
 }
 

@@ -112,7 +112,7 @@ type Report struct {
 	// cloned afresh) because it could not follow its primary, since the
 	// manager started.
 	Rebuilds int64 `json:"rebuilds,omitempty"`
-	// LastRebuild says why the replica was last rebuilt and how.
+	// LastRebuild says why the replica was last rebuilt, and how.
 	LastRebuild string `json:"lastRebuild,omitempty"`
 	// Volume is the usage of the data volume's file system, read at each
 	// report whether the server runs or not (a full volume may have

@@ -287,7 +287,7 @@ func (r *Reconciler) announceRebuilds(db *v1alpha1.Database, members []member, m
 		mem.rebuilds[m.name] = m.report.Rebuilds
 		if known && m.report.Rebuilds > seen {
 			r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, v1alpha1.EventReplicaRebuilt, "Rebuild",
-				"replica %s could not follow the primary and was %s", m.name, m.report.LastRebuild)
+				"replica %s could not follow the primary: %s", m.name, m.report.LastRebuild)
 		}
 	}
 }

@@ -574,7 +574,7 @@ func TestReplicaRebuildIsAnnounced(t *testing.T) {
 	if a.Primary != "db-0" || a.Peers["db-0"] == "" || a.Peers["db-1"] == "" {
 		t.Fatalf("the replica's assignment %+v does not carry the primary's status address", a)
 	}
-	why := "wound back: it has not followed its primary db-0 for 1m0s while that serves (WAL receiver is waiting, not streaming)"
+	why := "it has not followed its primary db-0 for 1m0s while that serves (WAL receiver is waiting, not streaming); rebuilding it: cloning the primary afresh"
 	fakes.set(ns, "db-1", func(in *fakeInstance) { in.report.Rebuilds, in.report.LastRebuild = 1, why })
 	eventually(t, func() error {
 		list := &eventsv1.EventList{}

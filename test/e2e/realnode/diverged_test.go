@@ -27,23 +27,65 @@ import (
 	"github.com/steward-dev/steward/internal/testenv/devenv"
 )
 
+// divergedEngine is what the test needs of an engine: its superuser's
+// SQL, the table it writes, and whether a replica streams from a primary.
+type divergedEngine struct {
+	engine, version string
+	super           func(ctx context.Context, pod, sql string) (string, error)
+	table, agg      string
+	// streams reports whether pod streams from the primary named.
+	streams func(ctx context.Context, pod, primary string) error
+}
+
+var divergedEngines = []divergedEngine{
+	{engine: "postgres", version: "15", super: postgresSuper, table: "history", agg: "string_agg(v, ',' order by v)",
+		streams: func(ctx context.Context, pod, primary string) error {
+			got, err := postgresSuper(ctx, pod, "select status || ' ' || sender_host from pg_stat_wal_receiver")
+			if err != nil || !strings.HasPrefix(got, "streaming "+primary+".") {
+				return fmt.Errorf("WAL receiver %q (%v)", got, err)
+			}
+			return nil
+		}},
+	{engine: "mariadb", version: "10.11", super: mariadbSuper, table: "app.history", agg: "group_concat(v order by v)",
+		streams: func(ctx context.Context, pod, primary string) error {
+			out, err := execIn(ctx, pod, "mariadb", "show replica status\\G", "sh", "-c",
+				`MYSQL_PWD="$STEWARD_SUPERUSER_PASSWORD" exec mariadb -S /steward/run/mysqld.sock -u "$STEWARD_SUPERUSER_USERNAME"`)
+			if err != nil {
+				return err
+			}
+			for _, want := range []string{"Master_Host: " + primary + ".", "Slave_IO_Running: Yes", "Slave_SQL_Running: Yes"} {
+				if !strings.Contains(out, want) {
+					return fmt.Errorf("no %q in the replica status: %s", want, firstLines(out, 40))
+				}
+			}
+			return nil
+		}},
+}
+
 // TestReplicaAheadOfTheNewPrimaryRebuildsItself makes the replica that a
 // failover could not promote hold history the new primary does not have,
-// then brings it back. A 3-instance PostgreSQL 15 Database: one replica
-// (lagging) is cut off the network, a row is written that only the other
-// replica (ahead) receives, then the primary and ahead are cut off and
-// lagging is connected again, so that the operator promotes lagging, the
-// only replica it reaches. Once the others are connected again, ahead
-// cannot follow lagging (it holds the lost primary's last row), and
-// restarting it would not help: its instance manager must find that it
-// does not follow while its primary serves and rebuild it. The test checks
-// that ahead streams from the new primary again, holds its rows and not
-// the lost one, receives a row written after, that a ReplicaRebuilt event
-// names it, and that the Database is Ready with every instance.
+// then brings it back, for PostgreSQL 15 and MariaDB 10.11. A 3-instance
+// Database: one replica (lagging) is cut off the network, a row is written
+// that only the other replica (ahead) receives, then the primary and ahead
+// are cut off and lagging is connected again, so that the operator
+// promotes lagging, the only replica it reaches. Once the others are
+// connected again, ahead cannot follow lagging (it holds the lost
+// primary's last row), and restarting it would not help: its instance
+// manager must find that it does not follow while its primary serves, and
+// rebuild it. The test checks that ahead follows the new primary again,
+// holds its rows and not the lost one, receives a row written after, that
+// a ReplicaRebuilt event names it, and that the Database is Ready with
+// every instance.
 func TestReplicaAheadOfTheNewPrimaryRebuildsItself(t *testing.T) {
 	requireCluster(t)
-	const db = "ahead"
-	applyDatabase(t, db, "postgres", "15", 3, "")
+	for _, e := range divergedEngines {
+		t.Run(e.engine, func(t *testing.T) { replicaAheadRebuildsItself(t, e) })
+	}
+}
+
+func replicaAheadRebuildsItself(t *testing.T, e divergedEngine) {
+	db := "ahead-" + e.engine
+	applyDatabase(t, db, e.engine, e.version, 3, "")
 	primary := jsonpath(t, "database/"+db, "{.status.primary}")
 	term, _ := strconv.Atoi(jsonpath(t, "database/"+db, "{.status.term}"))
 	var replicas []string
@@ -56,21 +98,21 @@ func TestReplicaAheadOfTheNewPrimaryRebuildsItself(t *testing.T) {
 	t.Logf("primary %s (term %d); %s will lag, %s will be ahead", primary, term, lagging, ahead)
 	rows := func(pod, want string) func() error {
 		return func() error {
-			got, err := postgresSuper(t.Context(), pod, "select string_agg(v, ',' order by v) from history")
+			got, err := e.super(t.Context(), pod, "select "+e.agg+" from "+e.table)
 			if err != nil || got != want {
 				return fmt.Errorf("%s holds %q, want %q (%v)", pod, got, want, err)
 			}
 			return nil
 		}
 	}
-	mustSQL(t, postgresSuper, primary, "create table history (v text); insert into history values ('a')")
+	mustSQL(t, e.super, primary, "create table "+e.table+" (v varchar(10)); insert into "+e.table+" values ('a')")
 	for _, r := range replicas {
 		eventually(t, 2*time.Minute, "the first row on "+r, rows(r, "a"))
 	}
 
 	link := podLinks(t)
 	link(lagging, "down")
-	mustSQL(t, postgresSuper, primary, "insert into history values ('b')")
+	mustSQL(t, e.super, primary, "insert into "+e.table+" values ('b')")
 	eventually(t, time.Minute, "the second row on "+ahead, rows(ahead, "a,b"))
 	if err := rows(lagging, "a")(); err != nil {
 		t.Fatalf("the replica cut off received the second row: %v", err)
@@ -87,21 +129,15 @@ func TestReplicaAheadOfTheNewPrimaryRebuildsItself(t *testing.T) {
 	})
 	t.Logf("%s promoted while %s and %s were cut off", lagging, primary, ahead)
 	eventually(t, time.Minute, "a write on the new primary", func() error {
-		_, err := postgresSuper(t.Context(), lagging, "insert into history values ('c')")
+		_, err := e.super(t.Context(), lagging, "insert into "+e.table+" values ('c')")
 		return err
 	})
 	link(primary, "up")
 	link(ahead, "up")
 
 	began := time.Now()
-	eventually(t, 8*time.Minute, ahead+" streaming from "+lagging, func() error {
-		got, err := postgresSuper(t.Context(), ahead, "select status || ' ' || sender_host from pg_stat_wal_receiver")
-		if err != nil || !strings.HasPrefix(got, "streaming "+lagging+".") {
-			return fmt.Errorf("WAL receiver %q (%v)", got, err)
-		}
-		return nil
-	})
-	t.Logf("%s streams from the new primary %v after the links were up again", ahead, time.Since(began).Round(time.Second))
+	eventually(t, 8*time.Minute, ahead+" following "+lagging, func() error { return e.streams(t.Context(), ahead, lagging) })
+	t.Logf("%s follows the new primary %v after the links were up again", ahead, time.Since(began).Round(time.Second))
 	eventually(t, time.Minute, "the new primary's rows and not the lost one on "+ahead, rows(ahead, "a,c"))
 	events := kubectl(t, "get", "events", "--field-selector=involvedObject.name="+db+",reason=ReplicaRebuilt",
 		"-o", "jsonpath={.items[*].message}")
@@ -109,7 +145,7 @@ func TestReplicaAheadOfTheNewPrimaryRebuildsItself(t *testing.T) {
 		t.Errorf("no ReplicaRebuilt event names %s: %q", ahead, events)
 	}
 	t.Logf("events: %s", events)
-	mustSQL(t, postgresSuper, lagging, "insert into history values ('d')")
+	mustSQL(t, e.super, lagging, "insert into "+e.table+" values ('d')")
 	for _, r := range []string{primary, ahead} {
 		eventually(t, 5*time.Minute, "the row written after on "+r, rows(r, "a,c,d"))
 	}
