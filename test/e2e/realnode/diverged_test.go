@@ -79,7 +79,11 @@ var divergedEngines = []divergedEngine{
 func TestReplicaAheadOfTheNewPrimaryRebuildsItself(t *testing.T) {
 	requireCluster(t)
 	for _, e := range divergedEngines {
-		t.Run(e.engine, func(t *testing.T) { replicaAheadRebuildsItself(t, e) })
+		t.Run(e.engine, func(t *testing.T) {
+			// The two Databases are apart, and the test mostly waits.
+			t.Parallel()
+			replicaAheadRebuildsItself(t, e)
+		})
 	}
 }
 
