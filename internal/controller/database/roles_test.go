@@ -569,7 +569,7 @@ func TestLabelRolesJudgesNewerPodsAfresh(t *testing.T) {
 func TestReplicaRebuildIsAnnounced(t *testing.T) {
 	ns := namespace(t)
 	create(t, newDatabase(ns, "db", func(db *v1alpha1.Database) { db.Spec.Replicas = new(int32(2)) }))
-	primaryAndReplica(t, ns, 1000, 1000)
+	primaryAndReplica(t, ns, 1000, 900)
 	a, _ := fakes.lastAssigned(ns, "db-1")
 	if a.Primary != "db-0" || a.Peers["db-0"] == "" || a.Peers["db-1"] == "" {
 		t.Fatalf("the replica's assignment %+v does not carry the primary's status address", a)

@@ -42,7 +42,7 @@ var divergedEngines = []divergedEngine{
 		streams: func(ctx context.Context, pod, primary string) error {
 			got, err := postgresSuper(ctx, pod, "select status || ' ' || sender_host from pg_stat_wal_receiver")
 			if err != nil || !strings.HasPrefix(got, "streaming "+primary+".") {
-				return fmt.Errorf("WAL receiver %q (%v)", got, err)
+				return fmt.Errorf("WAL receiver %q (%w)", got, err)
 			}
 			return nil
 		}},
@@ -104,7 +104,7 @@ func replicaAheadRebuildsItself(t *testing.T, e divergedEngine) {
 		return func() error {
 			got, err := e.super(t.Context(), pod, "select "+e.agg+" from "+e.table)
 			if err != nil || got != want {
-				return fmt.Errorf("%s holds %q, want %q (%v)", pod, got, want, err)
+				return fmt.Errorf("%s holds %q, want %q (%w)", pod, got, want, err)
 			}
 			return nil
 		}
