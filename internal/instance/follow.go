@@ -73,7 +73,7 @@ func (w *followWatch) observe(now time.Time, st engine.Status) {
 		w.rebuilds = 0
 	}
 	if st.Ready || st.Version == "" || w.since.IsZero() || st.Position != w.position || lagMoved {
-		w.since = now
+		w.since, w.waiting = now, ""
 	}
 	w.position, w.lag = st.Position, st.LagBytes
 }
@@ -91,7 +91,8 @@ func (w *followWatch) due(now time.Time, after time.Duration) bool {
 
 // checkFollowing rebuilds the running replica srv when it has neither
 // streamed nor advanced for long enough while the primary it is assigned
-// serves: running, ready, a primary, in the same term.
+// serves: running, ready, a primary, in the same term. A wait that ends
+// with the primary not serving starts again.
 func (m *manager) checkFollowing(ctx context.Context, srv engine.Server) {
 	m.mu.Lock()
 	a, role, host := m.assign, m.role, m.host
@@ -109,10 +110,12 @@ func (m *manager) checkFollowing(ctx context.Context, srv engine.Server) {
 		return
 	}
 	if why := primaryServes(ctx, a); why != "" {
+		// The wait starts again: once the primary serves, the replica
+		// gets the whole of it to connect again.
 		if why != m.follow.waiting {
 			m.log.Info("the replica does not follow its primary, which does not serve: waiting", "primary", a.Primary, "why", why, "message", st.Message)
 		}
-		m.follow.waiting = why
+		m.follow.since, m.follow.waiting = now, why
 		return
 	}
 	kind := rebuildRewind
