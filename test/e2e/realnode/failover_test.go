@@ -197,6 +197,22 @@ func runFailover(t *testing.T, hc *haCase) {
 	checkGapsMeasured(t, rounds)
 	checkNoLostWrites(t, c, lines)
 	watch.check(t)
+	checkNoRebuilds(t)
+}
+
+// checkNoRebuilds fails the test when a replica was rebuilt because it
+// could not follow its primary. In these disruptions none can hold what
+// the new primary lacks: the replica promoted is the most advanced one,
+// and the disrupted node holds the primary alone. A rebuild here would be
+// a replica rebuilt that did not need it.
+func checkNoRebuilds(t *testing.T) {
+	t.Helper()
+	out := kubectl(t, "get", "events", "--field-selector",
+		"involvedObject.kind=Database,involvedObject.name="+ha.db+",reason="+v1alpha1.EventReplicaRebuilt,
+		"-o", `jsonpath={range .items[*]}{.message}{"\n"}{end}`)
+	if out = strings.TrimSpace(out); out != "" {
+		t.Errorf("replicas were rebuilt during the disruptions:\n%s", out)
+	}
 }
 
 // failoverRounds is how many times each disruption is done: 2 in make
