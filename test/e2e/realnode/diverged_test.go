@@ -35,10 +35,12 @@ type divergedEngine struct {
 	table, agg      string
 	// streams reports whether pod streams from the primary named.
 	streams func(ctx context.Context, pod, primary string) error
+	// rewinds: a diverged replica is wound back, not cloned afresh.
+	rewinds bool
 }
 
 var divergedEngines = []divergedEngine{
-	{engine: "postgres", version: "15", super: postgresSuper, table: "history", agg: "string_agg(v, ',' order by v)",
+	{engine: "postgres", version: "15", super: postgresSuper, table: "history", agg: "string_agg(v, ',' order by v)", rewinds: true,
 		streams: func(ctx context.Context, pod, primary string) error {
 			got, err := postgresSuper(ctx, pod, "select status || ' ' || sender_host from pg_stat_wal_receiver")
 			if err != nil || !strings.HasPrefix(got, "streaming "+primary+".") {
@@ -149,6 +151,23 @@ func replicaAheadRebuildsItself(t *testing.T, e divergedEngine) {
 		t.Errorf("no ReplicaRebuilt event names %s: %q", ahead, events)
 	}
 	t.Logf("events: %s", events)
+	// How the manager rebuilt it: PostgreSQL winds back with pg_rewind,
+	// which keeps the replica's files; MariaDB's primary refuses a replica
+	// that diverged, so it is cloned afresh.
+	logs := kubectl(t, "logs", ahead, "-c", e.engine)
+	_, after, rebuilt := strings.Cut(logs, "rebuilding the replica")
+	rewound, cloned := strings.Contains(after, "rejoined as a replica"), strings.Contains(after, "cloning the primary afresh")
+	t.Logf("%s's manager after the rebuild began: wound back %v, cloned afresh %v", ahead, rewound, cloned)
+	var said []string
+	for line := range strings.Lines(logs) {
+		if strings.Contains(line, `"msg":"phase"`) || strings.Contains(line, "rebuild") || strings.Contains(line, "does not follow") {
+			said = append(said, strings.TrimSpace(line))
+		}
+	}
+	t.Logf("%s's manager on its phases and rebuilds, last %d lines:\n%s", ahead, min(len(said), 20), strings.Join(said[max(0, len(said)-20):], "\n"))
+	if !rebuilt || rewound == cloned || rewound != e.rewinds {
+		t.Errorf("%s's manager: rebuilt %v, wound back %v, cloned afresh %v; want wound back %v", ahead, rebuilt, rewound, cloned, e.rewinds)
+	}
 	mustSQL(t, e.super, lagging, "insert into "+e.table+" values ('d')")
 	for _, r := range []string{primary, ahead} {
 		eventually(t, 5*time.Minute, "the row written after on "+r, rows(r, "a,c,d"))
