@@ -89,57 +89,109 @@ func (w *followWatch) due(now time.Time, after time.Duration) bool {
 	return !w.since.IsZero() && now.Sub(w.since) >= w.wait(after)
 }
 
-// checkFollowing rebuilds the running replica srv when it has neither
-// streamed nor advanced for long enough while the primary it is assigned
-// serves: running, ready, a primary, in the same term. A wait that ends
-// with the primary not serving starts again.
-func (m *manager) checkFollowing(ctx context.Context, srv engine.Server) {
-	m.mu.Lock()
-	a, role, host := m.assign, m.role, m.host
-	m.mu.Unlock()
-	if role != engine.RoleReplica || a == nil || a.Primary == m.o.Config.Name || host != a.PrimaryHost {
-		m.follow.started()
-		return
+// rebuildRequest is the follow watcher's word to the run loop: the
+// replica srv does not follow, and is to be rebuilt as kind says.
+type rebuildRequest struct {
+	srv  engine.Server
+	kind int
+	why  string
+}
+
+// watchFollowing checks the running replica every PollInterval, beside the
+// run loop so that a slow status never delays an assignment, and asks the
+// run loop to rebuild it when it has neither streamed nor advanced for
+// long enough while the primary it is assigned serves: running, ready, a
+// primary, in the same term. A wait that ends with the primary not serving
+// starts again.
+func (m *manager) watchFollowing(ctx context.Context) {
+	tick := time.NewTicker(m.o.PollInterval)
+	defer tick.Stop()
+	var (
+		w       followWatch
+		watched engine.Server
+	)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		m.mu.Lock()
+		srv, a, role, host := m.srv, m.assign, m.role, m.host
+		m.mu.Unlock()
+		if srv != watched {
+			w.started() // a new server, or none
+			watched = srv
+		}
+		if srv == nil || role != engine.RoleReplica || a == nil || a.Primary == m.o.Config.Name || host != a.PrimaryHost {
+			w.since = time.Time{}
+			continue
+		}
+		req, ok := w.check(ctx, m, srv, a)
+		if !ok {
+			continue
+		}
+		select {
+		case m.rebuildReq <- req:
+			w.rebuilds++
+		case <-ctx.Done():
+			return
+		}
 	}
+}
+
+// check observes the replica srv and returns the rebuild it is due, if any.
+func (w *followWatch) check(ctx context.Context, m *manager, srv engine.Server, a *Assignment) (rebuildRequest, bool) {
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	st := srv.Status(sctx)
 	cancel()
 	now := time.Now()
-	m.follow.observe(now, st)
-	if !m.follow.due(now, m.o.RebuildAfter) {
-		return
+	w.observe(now, st)
+	if !w.due(now, m.o.RebuildAfter) {
+		return rebuildRequest{}, false
 	}
 	if why := primaryServes(ctx, a); why != "" {
 		// The wait starts again: once the primary serves, the replica
 		// gets the whole of it to connect again.
-		if why != m.follow.waiting {
+		if why != w.waiting {
 			m.log.Info("the replica does not follow its primary, which does not serve: waiting", "primary", a.Primary, "why", why, "message", st.Message)
 		}
-		m.follow.since, m.follow.waiting = now, why
-		return
+		w.since, w.waiting = now, why
+		return rebuildRequest{}, false
 	}
 	kind := rebuildRewind
-	if _, ok := m.o.Engine.(engine.Failover); !ok || m.follow.rebuilds > 0 {
+	if _, ok := m.o.Engine.(engine.Failover); !ok || w.rebuilds > 0 {
 		kind = rebuildClone
 	}
-	why := fmt.Sprintf("it has not followed its primary %s for %s while that serves", a.Primary, now.Sub(m.follow.since).Round(time.Second))
+	why := fmt.Sprintf("it has not followed its primary %s for %s while that serves", a.Primary, now.Sub(w.since).Round(time.Second))
 	if st.Message != "" {
 		why += " (" + st.Message + ")"
 	}
-	m.log.Warn("rebuilding the replica", "why", why, "clone", kind == rebuildClone)
-	m.follow.rebuilds++
-	if err := m.stopServer(ctx, "rebuilding: "+why, false); err != nil {
+	return rebuildRequest{srv: srv, kind: kind, why: why}, true
+}
+
+// rebuildReplica stops the replica's server, if it is still req.srv and a
+// replica, so that the next step starts it again rebuilt.
+func (m *manager) rebuildReplica(ctx context.Context, req rebuildRequest) {
+	m.mu.Lock()
+	current := m.srv == req.srv && m.role == engine.RoleReplica
+	m.mu.Unlock()
+	if !current {
+		return
+	}
+	m.log.Warn("rebuilding the replica", "why", req.why, "clone", req.kind == rebuildClone)
+	if err := m.stopServer(ctx, "rebuilding: "+req.why, false); err != nil {
 		m.set(PhaseStopped, err.Error())
 		return
 	}
 	how := "winding it back to the primary's history, or cloning the primary afresh if that fails"
-	if kind == rebuildClone {
+	if req.kind == rebuildClone {
 		how = "cloning the primary afresh"
 	}
 	m.mu.Lock()
-	m.rebuild, m.fresh = kind, true
+	m.rebuild, m.fresh = req.kind, true
 	m.rebuilds++
-	m.lastRebuild = why + "; rebuilding it: " + how
+	m.lastRebuild = req.why + "; rebuilding it: " + how
 	m.mu.Unlock()
 }
 

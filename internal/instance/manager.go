@@ -56,14 +56,14 @@ type manager struct {
 	rebuild     int
 	rebuilds    int64  // how often a replica was rebuilt
 	lastRebuild string // why and how it was last rebuilt
-	// follow is what the run loop saw of the running replica's progress;
-	// only the run loop touches it.
-	follow followWatch
-	wake   chan struct{}
+	// rebuildReq carries the follow watcher's requests to the run loop.
+	rebuildReq chan rebuildRequest
+	wake       chan struct{}
 }
 
 func newManager(o Options) *manager {
-	return &manager{o: o, log: o.Log, phase: PhaseAwaitingRole, term: readTerm(o.Config), wake: make(chan struct{}, 1)}
+	return &manager{o: o, log: o.Log, phase: PhaseAwaitingRole, term: readTerm(o.Config), wake: make(chan struct{}, 1),
+		rebuildReq: make(chan rebuildRequest)}
 }
 
 // offer records an assignment from the operator and wakes the loop.
@@ -115,7 +115,7 @@ func (m *manager) report(ctx context.Context) Report {
 		r.Volume = v
 	}
 	if srv == nil {
-		r.Message = m.phase
+		r.Message = r.Phase
 		if r.Detail != "" {
 			r.Message += ": " + r.Detail
 		}
@@ -140,6 +140,9 @@ func (m *manager) run(ctx context.Context) error {
 	defer tick.Stop()
 	fence := time.NewTicker(FenceCheckInterval)
 	defer fence.Stop()
+	wctx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	go m.watchFollowing(wctx)
 	var hash string
 	for {
 		if err := m.step(ctx); err != nil {
@@ -173,8 +176,9 @@ func (m *manager) run(ctx context.Context) error {
 		case <-tick.C:
 			if srv != nil {
 				hash = m.reloadIfChanged(ctx, srv, hash)
-				m.checkFollowing(ctx, srv)
 			}
+		case req := <-m.rebuildReq:
+			m.rebuildReplica(ctx, req)
 		case <-fence.C:
 			if srv != nil {
 				m.fenceIfLeaseRanOut(ctx, srv)
@@ -415,7 +419,6 @@ func (m *manager) startServer(ctx context.Context, cfg engine.Config, role engin
 	m.mu.Lock()
 	m.srv, m.role, m.host, m.exited, m.stoppedPos, m.rebuild = srv, role, cfg.PrimaryHost, false, 0, rebuildNone
 	m.mu.Unlock()
-	m.follow.started()
 	m.set(PhaseRunning, string(role))
 	m.log.Info("server running", "role", string(role))
 	return nil
