@@ -204,16 +204,5 @@ func primaryServes(ctx context.Context, a *Assignment) string {
 	}
 	rctx, cancel := context.WithTimeout(ctx, peerTimeout)
 	defer cancel()
-	r, err := GetReport(rctx, peerClient, addr)
-	switch {
-	case err != nil:
-		return err.Error()
-	case r.Name != a.Primary:
-		return fmt.Sprintf("%s answers for it", r.Name)
-	case r.Term != a.Term:
-		return fmt.Sprintf("it is in term %d, not %d", r.Term, a.Term)
-	case r.Phase != PhaseRunning || r.Role != engine.RolePrimary || !r.Ready:
-		return fmt.Sprintf("it is not a ready primary (%s, %s): %s", r.Phase, r.Role, r.Message)
-	}
-	return ""
+	return askPeer(rctx, addr, a.Primary, a.Term, engine.RolePrimary)
 }

@@ -72,9 +72,7 @@ func confirmedReplicas(ctx context.Context, a *Assignment) []string {
 		wg.Go(func() {
 			rctx, cancel := context.WithTimeout(ctx, peerTimeout)
 			defer cancel()
-			r, err := GetReport(rctx, peerClient, addr)
-			if err != nil || r.Name != name || r.Term != a.Term || r.Phase != PhaseRunning ||
-				r.Role != engine.RoleReplica || !r.Ready {
+			if askPeer(rctx, addr, name, a.Term, engine.RoleReplica) != "" {
 				return
 			}
 			mu.Lock()
@@ -84,4 +82,21 @@ func confirmedReplicas(ctx context.Context, a *Assignment) []string {
 	}
 	wg.Wait()
 	return out
+}
+
+// askPeer asks the instance manager at addr whether it is name, running
+// ready in role in term; it returns why not, or "" when it is.
+func askPeer(ctx context.Context, addr, name string, term int64, role engine.Role) string {
+	r, err := GetReport(ctx, peerClient, addr)
+	switch {
+	case err != nil:
+		return err.Error()
+	case r.Name != name:
+		return fmt.Sprintf("%s answers for it", r.Name)
+	case r.Term != term:
+		return fmt.Sprintf("it is in term %d, not %d", r.Term, term)
+	case r.Phase != PhaseRunning || r.Role != role || !r.Ready:
+		return fmt.Sprintf("it is not a ready %s (%s, %s): %s", role, r.Phase, r.Role, r.Message)
+	}
+	return ""
 }
