@@ -183,15 +183,12 @@ func replicaAheadRebuildsItself(t *testing.T, e divergedEngine) {
 // ends.
 func podLinks(t *testing.T) func(pod, state string) {
 	t.Helper()
-	down := map[string][2]string{} // pod: node, uid
+	// setDown undoes, by pod, the links set down.
+	setDown := map[string]func(context.Context) error{}
 	t.Cleanup(func() {
-		for pod, at := range down {
-			for _, n := range cluster.Nodes() {
-				if n.Name == at[0] {
-					if err := n.SetPodLink(context.WithoutCancel(t.Context()), at[1], "up"); err != nil {
-						t.Logf("setting %s's link up again: %v", pod, err)
-					}
-				}
+		for pod, up := range setDown {
+			if err := up(context.WithoutCancel(t.Context())); err != nil {
+				t.Logf("setting %s's link up again: %v", pod, err)
 			}
 		}
 	})
@@ -210,9 +207,9 @@ func podLinks(t *testing.T) func(pod, state string) {
 				t.Fatalf("setting %s's link %s: %v", pod, state, err)
 			}
 			if state == "down" {
-				down[pod] = [2]string{node, uid}
+				setDown[pod] = func(ctx context.Context) error { return n.SetPodLink(ctx, uid, "up") }
 			} else {
-				delete(down, pod)
+				delete(setDown, pod)
 			}
 			t.Logf("%s's link is %s", pod, state)
 			return
