@@ -30,8 +30,10 @@ import (
 // have; another is a primary that no longer has the log the replica needs.
 // Neither mends by waiting. The first rebuild winds the replica back
 // (engine.Failover's Rejoin, which is a no-op for a replica that has not
-// diverged, and clones afresh when it fails); the next ones, with no
-// streaming in between, clone the primary afresh.
+// diverged, and clones afresh when it fails): it costs a restart, so it
+// comes soon. The next ones, with no streaming in between, clone the
+// primary afresh, which copies every byte: they come later, and each
+// later than the one before.
 const (
 	rebuildNone = iota
 	rebuildRewind
@@ -39,17 +41,26 @@ const (
 )
 
 // DefaultRebuildAfter is how long a replica may neither stream nor advance,
-// while its primary serves, before it is rebuilt.
-const DefaultRebuildAfter = time.Minute
+// while its primary serves, before it is wound back. A replica that
+// follows streams within seconds of a start or a change of primary
+// (PostgreSQL's WAL receiver tries again every 5 s).
+const DefaultRebuildAfter = 15 * time.Second
 
-// maxRebuildBackoff bounds the doubling of the wait before each further
-// rebuild of a replica that did not stream in between.
-const maxRebuildBackoff = 16
+// A clone afresh waits cloneWaits times the rebuild wait, doubled for each
+// rebuild before it since the replica last streamed, up to
+// maxCloneWaits times: 1, 2, 4, 8 and at most 16 minutes with the default.
+const (
+	cloneWaits    = 4
+	maxCloneWaits = 64
+)
 
 // followWatch is what the manager saw of a running replica: when it last
 // streamed or advanced, and how often it was rebuilt since it last
 // streamed.
 type followWatch struct {
+	// srv and host are the server watched and the primary it follows.
+	srv      engine.Server
+	host     string
 	since    time.Time
 	position int64
 	lag      *int64
@@ -59,9 +70,18 @@ type followWatch struct {
 	waiting string
 }
 
-// started begins a new watch for a server just started; the count of
-// rebuilds carries on until the replica streams.
-func (w *followWatch) started() { *w = followWatch{rebuilds: w.rebuilds} }
+// watching begins a new watch for a server just started, or none: the
+// count of rebuilds carries on until the replica streams. A replica that
+// follows a new primary without a restart (engine.Repointer) gets the
+// whole wait to connect to it.
+func (w *followWatch) watching(srv engine.Server, host string) {
+	if srv != w.srv {
+		*w = followWatch{srv: srv, host: host, rebuilds: w.rebuilds}
+	}
+	if host != w.host {
+		w.since, w.host = time.Time{}, host
+	}
+}
 
 // observe records a replica's status at now. A ready replica (one that
 // streams) or one whose position or replay moved is following. A status
@@ -78,15 +98,29 @@ func (w *followWatch) observe(now time.Time, st engine.Status) {
 	w.position, w.lag = st.Position, st.LagBytes
 }
 
-// wait is how long a replica may go without following before it is
-// rebuilt: after, doubled for each rebuild since it last streamed.
-func (w *followWatch) wait(after time.Duration) time.Duration {
-	return after * time.Duration(min(1<<w.rebuilds, maxRebuildBackoff))
+// wait is how long a replica may go without following before a rebuild
+// of the kind given: after for a rewind; for a clone, cloneWaits times
+// after, doubled for each rebuild since it last streamed.
+func (w *followWatch) wait(after time.Duration, kind int) time.Duration {
+	if kind == rebuildRewind {
+		return after
+	}
+	return after * time.Duration(min(cloneWaits<<w.rebuilds, maxCloneWaits))
 }
 
-// due reports whether the replica has not followed for long enough.
-func (w *followWatch) due(now time.Time, after time.Duration) bool {
-	return !w.since.IsZero() && now.Sub(w.since) >= w.wait(after)
+// due reports whether the replica has not followed for long enough for a
+// rebuild of the kind given.
+func (w *followWatch) due(now time.Time, after time.Duration, kind int) bool {
+	return !w.since.IsZero() && now.Sub(w.since) >= w.wait(after, kind)
+}
+
+// next is the kind of the replica's next rebuild: it is wound back first,
+// where the engine can, and cloned afresh after that.
+func (w *followWatch) next(e engine.Engine) int {
+	if _, ok := e.(engine.Failover); !ok || w.rebuilds > 0 {
+		return rebuildClone
+	}
+	return rebuildRewind
 }
 
 // rebuildRequest is the follow watcher's word to the run loop: the
@@ -106,10 +140,7 @@ type rebuildRequest struct {
 func (m *manager) watchFollowing(ctx context.Context) {
 	tick := time.NewTicker(m.o.PollInterval)
 	defer tick.Stop()
-	var (
-		w       followWatch
-		watched engine.Server
-	)
+	var w followWatch
 	for {
 		select {
 		case <-ctx.Done():
@@ -119,10 +150,7 @@ func (m *manager) watchFollowing(ctx context.Context) {
 		m.mu.Lock()
 		srv, a, role, host := m.srv, m.assign, m.role, m.host
 		m.mu.Unlock()
-		if srv != watched {
-			w.started() // a new server, or none
-			watched = srv
-		}
+		w.watching(srv, host)
 		if srv == nil || role != engine.RoleReplica || a == nil || a.Primary == m.o.Config.Name || host != a.PrimaryHost {
 			w.since = time.Time{}
 			continue
@@ -147,7 +175,8 @@ func (w *followWatch) check(ctx context.Context, m *manager, srv engine.Server, 
 	cancel()
 	now := time.Now()
 	w.observe(now, st)
-	if !w.due(now, m.o.RebuildAfter) {
+	kind := w.next(m.o.Engine)
+	if !w.due(now, m.o.RebuildAfter, kind) {
 		return rebuildRequest{}, false
 	}
 	if why := primaryServes(ctx, a); why != "" {
@@ -158,10 +187,6 @@ func (w *followWatch) check(ctx context.Context, m *manager, srv engine.Server, 
 		}
 		w.since, w.waiting = now, why
 		return rebuildRequest{}, false
-	}
-	kind := rebuildRewind
-	if _, ok := m.o.Engine.(engine.Failover); !ok || w.rebuilds > 0 {
-		kind = rebuildClone
 	}
 	why := fmt.Sprintf("it has not followed its primary %s for %s while that serves", a.Primary, now.Sub(w.since).Round(time.Second))
 	if st.Message != "" {

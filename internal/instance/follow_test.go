@@ -36,45 +36,71 @@ import (
 
 func TestFollowWatch(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	after := time.Minute
+	after := 15 * time.Second
 	lag := func(v int64) *int64 { return &v }
 	var w followWatch
 	w.observe(t0, engine.Status{Version: "15", Position: 10})
-	if w.due(t0.Add(59*time.Second), after) || !w.due(t0.Add(after), after) {
-		t.Fatalf("a replica that neither streams nor advances is due after %s, not before", after)
+	if w.due(t0.Add(14*time.Second), after, rebuildRewind) || !w.due(t0.Add(after), after, rebuildRewind) {
+		t.Fatalf("a replica that neither streams nor advances is due a rewind after %s, not before", after)
 	}
-	w.observe(t0.Add(30*time.Second), engine.Status{Version: "15", Position: 11})
-	if w.due(t0.Add(80*time.Second), after) {
-		t.Fatal("a replica whose position moved is due a minute after it moved, not before")
+	if w.due(t0.Add(59*time.Second), after, rebuildClone) || !w.due(t0.Add(4*after), after, rebuildClone) {
+		t.Fatalf("a replica that was never rebuilt is due a clone after %s, not before", 4*after)
 	}
-	w.observe(t0.Add(40*time.Second), engine.Status{Version: "15", Position: 11, LagBytes: lag(5)})
-	w.observe(t0.Add(50*time.Second), engine.Status{Version: "15", Position: 11, LagBytes: lag(3)})
-	if w.due(t0.Add(100*time.Second), after) {
+	w.observe(t0.Add(10*time.Second), engine.Status{Version: "15", Position: 11})
+	if w.due(t0.Add(24*time.Second), after, rebuildRewind) {
+		t.Fatal("a replica whose position moved is due the whole wait after it moved, not before")
+	}
+	w.observe(t0.Add(20*time.Second), engine.Status{Version: "15", Position: 11, LagBytes: lag(5)})
+	w.observe(t0.Add(30*time.Second), engine.Status{Version: "15", Position: 11, LagBytes: lag(3)})
+	if w.due(t0.Add(40*time.Second), after, rebuildRewind) {
 		t.Fatal("a replica whose replay moved (its lag fell at the same position) is following")
 	}
-	w.observe(t0.Add(150*time.Second), engine.Status{Message: "connecting: too many clients"})
-	if w.due(t0.Add(200*time.Second), after) {
+	w.observe(t0.Add(50*time.Second), engine.Status{Message: "connecting: too many clients"})
+	if w.due(t0.Add(60*time.Second), after, rebuildRewind) {
 		t.Fatal("a status that could not be read starts the wait again")
 	}
-	w.observe(t0.Add(200*time.Second), engine.Status{Version: "15", Position: 11, LagBytes: lag(3), Ready: true})
-	if w.due(t0.Add(250*time.Second), after) {
+	w.observe(t0.Add(60*time.Second), engine.Status{Version: "15", Position: 11, LagBytes: lag(3)})
+	w.observe(t0.Add(70*time.Second), engine.Status{Version: "15", Position: 11, LagBytes: lag(3), Ready: true})
+	if w.due(t0.Add(80*time.Second), after, rebuildRewind) {
 		t.Fatal("a ready replica is following")
 	}
-	w.rebuilds = 1
-	w.started()
+	failover := &fakeEngine{}
+	if w.next(failover) != rebuildRewind || w.next(noFailover{}) != rebuildClone {
+		t.Fatal("the first rebuild winds back where the engine can, and clones where it cannot")
+	}
+	srv := &fakeServer{}
+	w.watching(srv, "db-0")
 	w.observe(t0, engine.Status{Version: "15", Position: 10})
-	if w.rebuilds != 1 || w.due(t0.Add(119*time.Second), after) || !w.due(t0.Add(2*after), after) {
-		t.Fatalf("after a rebuild the wait doubles (rebuilds %d)", w.rebuilds)
+	w.watching(srv, "db-2")
+	w.observe(t0.Add(20*time.Second), engine.Status{Version: "15", Position: 10})
+	if w.due(t0.Add(30*time.Second), after, rebuildRewind) || !w.due(t0.Add(35*time.Second), after, rebuildRewind) {
+		t.Fatal("a replica told to follow another primary without a restart gets the whole wait from then")
+	}
+	w.rebuilds = 1
+	w.watching(&fakeServer{}, "db-2")
+	w.observe(t0, engine.Status{Version: "15", Position: 10})
+	if w.rebuilds != 1 || w.next(failover) != rebuildClone {
+		t.Fatalf("a rebuild after a rebuild with no streaming between them clones (rebuilds %d)", w.rebuilds)
+	}
+	if w.due(t0.Add(119*time.Second), after, rebuildClone) || !w.due(t0.Add(8*after), after, rebuildClone) {
+		t.Fatal("the clone after a rewind waits 2 minutes")
+	}
+	w.rebuilds = 2
+	if got := w.wait(after, rebuildClone); got != 4*time.Minute {
+		t.Fatalf("each further clone waits twice as long: %s", got)
 	}
 	w.rebuilds = 10
-	if got := w.wait(after); got != maxRebuildBackoff*after {
-		t.Fatalf("the wait is bounded: %s", got)
+	if got := w.wait(after, rebuildClone); got != 16*time.Minute {
+		t.Fatalf("the wait is bounded by 16 minutes: %s", got)
 	}
 	w.observe(t0, engine.Status{Version: "15", Position: 10, Ready: true})
 	if w.rebuilds != 0 {
 		t.Fatal("a replica that streams again starts its count of rebuilds afresh")
 	}
 }
+
+// noFailover is an engine that cannot wind a replica back.
+type noFailover struct{ engine.Engine }
 
 // fakeEngine runs fake replicas whose Status the test sets, and records
 // what the manager asks of it.
@@ -263,7 +289,7 @@ func TestReplicaThatCannotFollowIsRebuilt(t *testing.T) {
 	stays := func(what string) {
 		t.Helper()
 		before := eng.get()
-		time.Sleep(20 * after)
+		time.Sleep(30 * after)
 		if now := eng.get(); now != before {
 			t.Fatalf("%s: starts %d→%d, rejoins %d→%d, clones %d→%d", what,
 				before.starts, now.starts, before.rejoins, now.rejoins, before.clones, now.clones)

@@ -117,8 +117,8 @@ type Options struct {
 	// StopTimeout bounds the clean shutdown; zero means 60 seconds.
 	StopTimeout time.Duration
 	// RebuildAfter is how long a replica may neither stream nor advance,
-	// while its primary serves, before it is rebuilt; zero means
-	// DefaultRebuildAfter.
+	// while its primary serves, before it is wound back (a clone afresh
+	// waits longer, see cloneWaits); zero means DefaultRebuildAfter.
 	RebuildAfter time.Duration
 	// Log receives the manager's log.
 	Log *slog.Logger
