@@ -246,3 +246,31 @@ func syncDir(dir string) error {
 	}
 	return err
 }
+
+var _ engine.Repointer = (*server)(nil)
+
+// Repoint makes a running standby follow the primary at host and port
+// without a restart (engine.Repointer): the start file's primary_conninfo
+// is rewritten and the configuration reloaded, upon which the startup
+// process restarts the WAL receiver with it. A standby that has diverged
+// from the new primary's history still cannot follow it; the instance
+// manager winds it back.
+func (s *server) Repoint(ctx context.Context, host string, port int) error {
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	if cfg.PrimaryHost == "" {
+		return errors.New("not a replica")
+	}
+	cfg.PrimaryHost, cfg.PrimaryPort = host, port
+	if err := writeStartFile(cfg); err != nil {
+		return fmt.Errorf("repoint: %w", err)
+	}
+	if err := s.Reload(ctx); err != nil {
+		return fmt.Errorf("repoint: %w", err)
+	}
+	s.mu.Lock()
+	s.cfg.PrimaryHost, s.cfg.PrimaryPort = host, port
+	s.mu.Unlock()
+	return nil
+}

@@ -39,14 +39,16 @@ limitations under the License.
 //
 // The server is started as
 //
-//	postgres -D <DataDir> -c config_file=<ConfigDir>/postgresql.conf \
+//	postgres -D <DataDir> -c config_file=<RunDir>/postgresql.conf \
 //	    -c hba_file=<ConfigDir>/pg_hba.conf -c ident_file=<ConfigDir>/pg_ident.conf \
 //	    -c port=<Port> -c listen_addresses=<Host or *> \
-//	    -c unix_socket_directories=<RunDir> [-c primary_conninfo=...]
+//	    -c unix_socket_directories=<RunDir>
 //
 // Settings given with -c win over the files, so the file locations, the
-// port and the socket directory always come from the instance's Config;
-// everything else comes from ConfigDir. postgresql.auto.conf in DataDir is
+// port and the socket directory always come from the instance's Config.
+// <RunDir>/postgresql.conf includes <ConfigDir>/postgresql.conf and then,
+// on a replica, sets primary_conninfo; everything else comes from
+// ConfigDir. postgresql.auto.conf in DataDir is
 // still read (ALTER SYSTEM). A configuration change in ConfigDir takes
 // effect with Server.Reload, or at the next start for the settings for which
 // NeedsRestart is true.
@@ -68,11 +70,13 @@ limitations under the License.
 // # Replication
 //
 // Ordinal 0 is the primary. A replica is cloned with pg_basebackup (-X
-// stream) and gets a standby.signal file; its primary_conninfo is passed on
-// the command line at every start from Config.PrimaryHost and PrimaryPort
-// with passfile=<RunDir>/pgpass rather than a password, so that no password
-// is stored in the data directory and a changed address or password takes
-// effect at the next start.
+// stream) and gets a standby.signal file; its primary_conninfo is written at
+// every start from Config.PrimaryHost and PrimaryPort, with
+// passfile=<RunDir>/pgpass rather than a password, into the file the server
+// is started with (<RunDir>/postgresql.conf, which includes ConfigDir's), so
+// that no password is stored in the data directory, a changed address or
+// password takes effect at the next start, and a running standby follows
+// another primary on a reload (Repoint).
 package postgres
 
 import (

@@ -45,7 +45,7 @@ func (e *Engine) Start(ctx context.Context, cfg engine.Config) (engine.Server, e
 	}
 	args := []string{
 		"-D", cfg.DataDir,
-		"-c", "config_file=" + filepath.Join(cfg.ConfigDir, "postgresql.conf"),
+		"-c", "config_file=" + startFile(cfg),
 		"-c", "hba_file=" + filepath.Join(cfg.ConfigDir, "pg_hba.conf"),
 		"-c", "ident_file=" + filepath.Join(cfg.ConfigDir, "pg_ident.conf"),
 		"-c", "port=" + strconv.Itoa(port(cfg)),
@@ -53,29 +53,69 @@ func (e *Engine) Start(ctx context.Context, cfg engine.Config) (engine.Server, e
 		"-c", "unix_socket_directories=" + cfg.RunDir,
 	}
 	if cfg.PrimaryHost != "" {
-		passfile, err := writePassfile(cfg)
-		if err != nil {
-			return nil, err
-		}
 		if err := writeStandbySignal(cfg); err != nil {
 			return nil, err
 		}
-		appName := cfg.Name
-		if appName == "" {
-			appName = "steward-" + strconv.Itoa(cfg.ServerID)
-		}
-		// connect_timeout and the keepalives bound how long the walreceiver
-		// waits on a primary that went away without closing its connection
-		// (a pod replaced with a new address, a node gone): without them a
-		// connection attempt to a vanished address waits out the kernel's
-		// SYN retries, about two minutes, before the next try.
-		conninfo := fmt.Sprintf("host=%s port=%d user=%s passfile=%s application_name=%s "+
-			"connect_timeout=5 keepalives=1 keepalives_idle=5 keepalives_interval=5 keepalives_count=3",
-			conninfoValue(cfg.PrimaryHost), primaryPort(cfg), conninfoValue(cfg.Replication.Username),
-			conninfoValue(passfile), conninfoValue(appName))
-		args = append(args, "-c", "primary_conninfo="+conninfo)
+	}
+	if err := writeStartFile(cfg); err != nil {
+		return nil, err
 	}
 	return e.start(ctx, cfg, args)
+}
+
+// startFile is the configuration file the server is started with, in
+// RunDir: it includes ConfigDir's postgresql.conf and, on a replica, sets
+// primary_conninfo, which a reload changes (PostgreSQL 13 and later), so
+// that a replica follows another primary without a restart (Repoint).
+func startFile(cfg engine.Config) string { return filepath.Join(cfg.RunDir, "postgresql.conf") }
+
+// writeStartFile writes startFile for cfg: a replica of cfg.PrimaryHost
+// when that is set.
+func writeStartFile(cfg engine.Config) error {
+	var b strings.Builder
+	b.WriteString("# Written by the Steward instance manager at each start, and when a replica\n")
+	b.WriteString("# follows another primary. The settings are in the file it includes.\n")
+	b.WriteString("include " + confString(filepath.Join(cfg.ConfigDir, "postgresql.conf")) + "\n")
+	if cfg.PrimaryHost != "" {
+		passfile, err := writePassfile(cfg)
+		if err != nil {
+			return err
+		}
+		b.WriteString("primary_conninfo = " + confString(primaryConninfo(cfg, passfile)) + "\n")
+	}
+	p := startFile(cfg)
+	tmp := p + ".new"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+		return err
+	}
+	if err := chown(cfg, tmp); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// primaryConninfo is a replica's primary_conninfo. connect_timeout and the
+// keepalives bound how long the walreceiver waits on a primary that went
+// away without closing its connection (a pod replaced with a new address,
+// a node gone): without them a connection attempt to a vanished address
+// waits out the kernel's SYN retries, about two minutes, before the next
+// try.
+func primaryConninfo(cfg engine.Config, passfile string) string {
+	appName := cfg.Name
+	if appName == "" {
+		appName = "steward-" + strconv.Itoa(cfg.ServerID)
+	}
+	return fmt.Sprintf("host=%s port=%d user=%s passfile=%s application_name=%s "+
+		"connect_timeout=5 keepalives=1 keepalives_idle=5 keepalives_interval=5 keepalives_count=3",
+		conninfoValue(cfg.PrimaryHost), primaryPort(cfg), conninfoValue(cfg.Replication.Username),
+		conninfoValue(passfile), conninfoValue(appName))
+}
+
+// confString quotes a postgresql.conf string value.
+func confString(v string) string {
+	r := strings.NewReplacer(`\`, `\\`, `'`, `''`)
+	return "'" + r.Replace(v) + "'"
 }
 
 // conninfoValue quotes a libpq connection string value.

@@ -521,6 +521,83 @@ func TestPromotionStartsTheTermsTimeline(t *testing.T) {
 	}
 }
 
+// TestStandbyFollowsANewPrimaryWithoutARestart promotes one of two
+// standbys and re-points the other at it: the configuration is reloaded,
+// the WAL receiver follows the new primary onto its timeline, and the
+// server is not restarted.
+func TestStandbyFollowsANewPrimaryWithoutARestart(t *testing.T) {
+	p := newFixture(t)
+	ctx := context.Background()
+	p.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB})
+	p.initPrimary(t)
+	ps := p.start(t)
+	if err := ps.EnsureUsers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pc := mustConnect(t, p.cfg, p.cfg.Owner, p.cfg.Database)
+	if _, err := pc.Exec(ctx, "CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	a, b := p.standbyOf(t, 2), p.standbyOf(t, 3)
+	as, bs := a.start(t), b.start(t)
+	rows := func(f *fixture, want string) func() string {
+		return func() string {
+			c, err := connect(ctx, f.cfg, f.cfg.Owner.Username, f.cfg.Owner.Password, f.cfg.Database)
+			if err != nil {
+				return err.Error()
+			}
+			defer func() { _ = c.Close(ctx) }()
+			var got string
+			if err := c.QueryRow(ctx, "SELECT string_agg(id::text, ',' ORDER BY id) FROM t").Scan(&got); err != nil {
+				return err.Error()
+			}
+			if got != want {
+				return fmt.Sprintf("rows %s, want %s", got, want)
+			}
+			return ""
+		}
+	}
+	eventually(t, time.Minute, rows(a, "1"))
+	eventually(t, time.Minute, rows(b, "1"))
+	if err := ps.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.e.Promote(ctx, as, 2); err != nil {
+		t.Fatal(err)
+	}
+	ac := mustConnect(t, a.cfg, a.cfg.Owner, a.cfg.Database)
+	if _, err := ac.Exec(ctx, "INSERT INTO t VALUES (2)"); err != nil {
+		t.Fatal(err)
+	}
+	bc := mustConnect(t, b.cfg, b.cfg.Superuser, "postgres")
+	var started time.Time
+	if err := bc.QueryRow(ctx, "SELECT pg_postmaster_start_time()").Scan(&started); err != nil {
+		t.Fatal(err)
+	}
+	if err := bs.(engine.Repointer).Repoint(ctx, "127.0.0.1", a.cfg.Port); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, rows(b, "1,2"))
+	eventually(t, 30*time.Second, func() string {
+		if st := bs.Status(ctx); st.Role != engine.RoleReplica || !st.Ready {
+			return fmt.Sprintf("status %+v, want a streaming replica", st)
+		}
+		return ""
+	})
+	var now time.Time
+	if err := bc.QueryRow(ctx, "SELECT pg_postmaster_start_time()").Scan(&now); err != nil {
+		t.Fatalf("the standby's connection from before did not survive: %v", err)
+	}
+	if !now.Equal(started) {
+		t.Errorf("the standby restarted: started at %s, then at %s", started, now)
+	}
+	var tli string
+	if err := bc.QueryRow(ctx, "SELECT received_tli::text FROM pg_stat_wal_receiver").Scan(&tli); err != nil || tli != "2" {
+		t.Errorf("the WAL receiver streams timeline %q (%v), want 2", tli, err)
+	}
+	b.checkNoPasswords(t, p.cfg)
+}
+
 // TestRefusedStartSaysWhy starts a server with a preload library that does
 // not exist: Start's error ends with the server's own FATAL message, which
 // becomes the end of the instance's log and so of the pod's termination
