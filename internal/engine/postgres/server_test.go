@@ -252,7 +252,7 @@ func TestPresetsAccepted(t *testing.T) {
 				}
 			}
 			for k, want := range map[string]string{
-				"config_file":             filepath.Join(f.cfg.ConfigDir, "postgresql.conf"),
+				"config_file":             filepath.Join(f.cfg.RunDir, "postgresql.conf"), // includes ConfigDir's
 				"hba_file":                filepath.Join(f.cfg.ConfigDir, "pg_hba.conf"),
 				"ident_file":              filepath.Join(f.cfg.ConfigDir, "pg_ident.conf"),
 				"data_directory":          f.cfg.DataDir,
