@@ -521,13 +521,12 @@ func TestPromotionStartsTheTermsTimeline(t *testing.T) {
 	}
 }
 
-// TestStandbyFollowsANewPrimaryWithoutARestart promotes one of two
-// standbys and re-points the other at it: the configuration is reloaded,
-// the WAL receiver follows the new primary onto its timeline, and the
-// server is not restarted.
-func TestStandbyFollowsANewPrimaryWithoutARestart(t *testing.T) {
-	p := newFixture(t)
+// startedPrimary initialises and starts a primary of PostgreSQL 15 with its
+// users, and runs sql on it as the owner, whose connection it returns.
+func startedPrimary(t *testing.T, sql string) (*fixture, engine.Server, *pgx.Conn) {
+	t.Helper()
 	ctx := context.Background()
+	p := newFixture(t)
 	p.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB})
 	p.initPrimary(t)
 	ps := p.start(t)
@@ -535,9 +534,19 @@ func TestStandbyFollowsANewPrimaryWithoutARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	pc := mustConnect(t, p.cfg, p.cfg.Owner, p.cfg.Database)
-	if _, err := pc.Exec(ctx, "CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)"); err != nil {
+	if _, err := pc.Exec(ctx, sql); err != nil {
 		t.Fatal(err)
 	}
+	return p, ps, pc
+}
+
+// TestStandbyFollowsANewPrimaryWithoutARestart promotes one of two
+// standbys and re-points the other at it: the configuration is reloaded,
+// the WAL receiver follows the new primary onto its timeline, and the
+// server is not restarted.
+func TestStandbyFollowsANewPrimaryWithoutARestart(t *testing.T) {
+	ctx := context.Background()
+	p, ps, _ := startedPrimary(t, "CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)")
 	a, b := p.standbyOf(t, 2), p.standbyOf(t, 3)
 	as, bs := a.start(t), b.start(t)
 	rows := func(f *fixture, want string) func() string {
@@ -654,17 +663,7 @@ func TestFatalLine(t *testing.T) {
 func TestRejoinWindsBackADivergedStandby(t *testing.T) {
 	realserver.Require(t, realserver.Binaries{Package: pg15.Package, Dirs: pg15.Dirs, Names: []string{"pg_rewind"}})
 	ctx := context.Background()
-	p := newFixture(t)
-	p.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB})
-	p.initPrimary(t)
-	ps := p.start(t)
-	if err := ps.EnsureUsers(ctx); err != nil {
-		t.Fatal(err)
-	}
-	pc := mustConnect(t, p.cfg, p.cfg.Owner, p.cfg.Database)
-	if _, err := pc.Exec(ctx, "CREATE TABLE t (v text); INSERT INTO t VALUES ('both')"); err != nil {
-		t.Fatal(err)
-	}
+	p, ps, pc := startedPrimary(t, "CREATE TABLE t (v text); INSERT INTO t VALUES ('both')")
 	rows := func(cfg engine.Config) string {
 		c, err := connect(ctx, cfg, cfg.Owner.Username, cfg.Owner.Password, cfg.Database)
 		if err != nil {
