@@ -114,11 +114,17 @@ func writePassfile(cfg engine.Config) (string, error) {
 	if cfg.Superuser.Username != "" && cfg.Superuser.Username != cfg.Replication.Username {
 		line += fmt.Sprintf("*:*:*:%s:%s\n", esc.Replace(cfg.Superuser.Username), esc.Replace(cfg.Superuser.Password))
 	}
-	tmp, err := writeSecretFile(cfg, "pgpass-", line)
+	return replaceRunFile(cfg, "pgpass", line)
+}
+
+// replaceRunFile writes <RunDir>/name (mode 0600, owned by the server's
+// user) atomically, and returns its path.
+func replaceRunFile(cfg engine.Config, name, content string) (string, error) {
+	tmp, err := writeSecretFile(cfg, name+"-", content)
 	if err != nil {
 		return "", err
 	}
-	p := filepath.Join(cfg.RunDir, "pgpass")
+	p := filepath.Join(cfg.RunDir, name)
 	if err := os.Rename(tmp, p); err != nil {
 		_ = os.Remove(tmp)
 		return "", err

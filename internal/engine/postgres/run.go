@@ -67,7 +67,9 @@ func (e *Engine) Start(ctx context.Context, cfg engine.Config) (engine.Server, e
 // RunDir: it includes ConfigDir's postgresql.conf and, on a replica, sets
 // primary_conninfo, which a reload changes (PostgreSQL 13 and later), so
 // that a replica follows another primary without a restart (Repoint).
-func startFile(cfg engine.Config) string { return filepath.Join(cfg.RunDir, "postgresql.conf") }
+func startFile(cfg engine.Config) string { return filepath.Join(cfg.RunDir, startFileName) }
+
+const startFileName = "postgresql.conf"
 
 // writeStartFile writes startFile for cfg: a replica of cfg.PrimaryHost
 // when that is set.
@@ -83,16 +85,8 @@ func writeStartFile(cfg engine.Config) error {
 		}
 		b.WriteString("primary_conninfo = " + confString(primaryConninfo(cfg, passfile)) + "\n")
 	}
-	p := startFile(cfg)
-	tmp := p + ".new"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
-		return err
-	}
-	if err := chown(cfg, tmp); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, p)
+	_, err := replaceRunFile(cfg, startFileName, b.String())
+	return err
 }
 
 // primaryConninfo is a replica's primary_conninfo. connect_timeout and the
