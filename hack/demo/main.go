@@ -123,7 +123,8 @@ func run(ctx context.Context, cfg config) (err error) {
 	return d.runReal(ctx, cfg, archives)
 }
 
-// buildImages builds every image into bin/images and returns the archives.
+// buildImages builds the images every cluster loads into bin/images and
+// returns the archives.
 func buildImages(ctx context.Context, operatorBin string) ([]string, error) {
 	root, err := localcluster.RepoRoot()
 	if err != nil {
@@ -138,7 +139,7 @@ func buildImages(ctx context.Context, operatorBin string) ([]string, error) {
 		StewardBinary: operatorBin,
 		Version:       version,
 		ModuleDir:     root,
-	}, nil)
+	}, images.ClusterShorts(version))
 	if err != nil {
 		return nil, fmt.Errorf("building the images: %w", err)
 	}

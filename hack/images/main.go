@@ -70,7 +70,7 @@ func main() {
 		if r.Built {
 			state = "built"
 		}
-		fmt.Printf("%-10s %-48s %8.1f MB  %-10s %5.1fs\n", r.Definition.Short, r.Definition.Names[0],
+		fmt.Printf("%-17s %-48s %8.1f MB  %-10s %5.1fs\n", r.Definition.Short, r.Definition.Names[0],
 			float64(r.Size)/1e6, state, r.Took.Seconds())
 	}
 	stop()

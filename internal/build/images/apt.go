@@ -42,6 +42,19 @@ type Package struct {
 // String is the package as apt-get takes it: name=version.
 func (p Package) String() string { return p.Name + "=" + p.Version }
 
+// Upstream is the version without its epoch and Debian revision:
+// 1:10.11.19-0+deb12u1 is 10.11.19.
+func (p Package) Upstream() string {
+	v := p.Version
+	if _, after, ok := strings.Cut(v, ":"); ok {
+		v = after
+	}
+	if i := strings.LastIndex(v, "-"); i > 0 {
+		v = v[:i]
+	}
+	return v
+}
+
 // DebFile is the name apt-get download gives the package's file.
 func (p Package) DebFile() string {
 	return p.Name + "_" + strings.ReplaceAll(p.Version, ":", "%3a") + "_" + p.Arch + ".deb"
@@ -124,8 +137,9 @@ func (a *apt) update(ctx context.Context) error {
 }
 
 // resolve is the closure of pkgs that apt would install into an empty
-// system without recommended packages.
-func (a *apt) resolve(ctx context.Context, pkgs []string) ([]Package, error) {
+// system without recommended packages, preferring release's versions when
+// release is set.
+func (a *apt) resolve(ctx context.Context, pkgs []string, release string) ([]Package, error) {
 	if !listsPresent() {
 		if err := a.update(ctx); err != nil {
 			return nil, err
@@ -134,6 +148,9 @@ func (a *apt) resolve(ctx context.Context, pkgs []string) ([]Package, error) {
 	args := append([]string{"install", "-s", "-q", "--no-install-recommends",
 		"-o", "Dir::State::status=/dev/null", "-o", "APT::Architecture=amd64",
 		"-o", "Debug::NoLocking=1"}, pkgs...)
+	if release != "" {
+		args = append(args, "-t", release)
+	}
 	cmd := exec.CommandContext(ctx, "apt-get", args...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	var stderr bytes.Buffer
@@ -182,10 +199,10 @@ type downloadError struct{ err error }
 func (e *downloadError) Error() string { return e.err.Error() }
 func (e *downloadError) Unwrap() error { return e.err }
 
-// fetch resolves and downloads pkgs; when a download fails it updates the
-// lists once and tries again.
-func (a *apt) fetch(ctx context.Context, pkgs []string) ([]Package, error) {
-	resolved, err := a.resolve(ctx, pkgs)
+// fetch resolves and downloads pkgs, from release when set; when a
+// download fails it updates the lists once and tries again.
+func (a *apt) fetch(ctx context.Context, pkgs []string, release string) ([]Package, error) {
+	resolved, err := a.resolve(ctx, pkgs, release)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +218,7 @@ func (a *apt) fetch(ctx context.Context, pkgs []string) ([]Package, error) {
 	if err := a.update(ctx); err != nil {
 		return nil, err
 	}
-	if resolved, err = a.resolve(ctx, pkgs); err != nil {
+	if resolved, err = a.resolve(ctx, pkgs, release); err != nil {
 		return nil, err
 	}
 	return resolved, a.download(ctx, resolved)

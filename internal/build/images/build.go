@@ -147,6 +147,18 @@ func Shorts(version string) []string {
 	return s
 }
 
+// ClusterShorts are the short names of the images every cluster loads:
+// all but those built OnRequest.
+func ClusterShorts(version string) []string {
+	var s []string
+	for _, d := range Definitions(version) {
+		if !d.OnRequest {
+			s = append(s, d.Short)
+		}
+	}
+	return s
+}
+
 type builder struct {
 	opts  Options
 	apt   *apt
@@ -217,6 +229,7 @@ func (b *builder) build(ctx context.Context, def Definition) (Result, error) {
 	}
 	fi, statErr := os.Stat(res.File)
 	if statErr == nil && usesApt && lists != "" && old.Inputs == inputs {
+		res.Definition = withVersionTag(def, old.Packages)
 		res.Size, res.Packages, res.Took = fi.Size(), old.Packages, time.Since(start)
 		return res, nil
 	}
@@ -224,7 +237,7 @@ func (b *builder) build(ctx context.Context, def Definition) (Result, error) {
 	var pkgs []Package
 	if len(def.Packages) > 0 {
 		b.opts.Log("%s: resolving %s", def.Short, strings.Join(def.Packages, " "))
-		if pkgs, err = b.apt.fetch(ctx, append(slices.Clone(def.Packages), Base...)); err != nil {
+		if pkgs, err = b.apt.fetch(ctx, append(slices.Clone(def.Packages), Base...), def.Release); err != nil {
 			return res, err
 		}
 	}
@@ -233,6 +246,11 @@ func (b *builder) build(ctx context.Context, def Definition) (Result, error) {
 		if data, err = b.dataPackages(ctx); err != nil {
 			return res, err
 		}
+	}
+	def = withVersionTag(def, pkgs)
+	res.Definition = def
+	if len(def.Names) == 0 {
+		return res, errors.New("no name: the package of its version tag was not resolved")
 	}
 	recorded := slices.Clone(pkgs)
 	for _, name := range []string{"ca-certificates", "tzdata"} {
@@ -320,7 +338,7 @@ func requested(names []string, pkgs []Package) string {
 // closure) some images carry.
 func (b *builder) dataPackages(ctx context.Context) (map[string]Package, error) {
 	b.dataOnce.Do(func() {
-		pkgs, err := b.apt.fetch(ctx, []string{"ca-certificates", "tzdata"})
+		pkgs, err := b.apt.fetch(ctx, []string{"ca-certificates", "tzdata"}, "")
 		if err != nil {
 			b.dataErr = err
 			return

@@ -33,6 +33,18 @@ type Definition struct {
 	// Packages are installed with everything they depend on, together
 	// with Base, as apt would install them into an empty system.
 	Packages []string `json:",omitempty"`
+	// Release, when set, is the suite apt prefers for every package
+	// (apt-get -t): "bookworm" builds an image of Debian's last point
+	// release, without the security updates published after it, so that
+	// its server is an earlier minor version than the other image's.
+	Release string `json:",omitempty"`
+	// VersionTag, when set, names the image also by the version of one of
+	// its packages, as the official images are tagged with their full
+	// version.
+	VersionTag *VersionTag `json:",omitempty"`
+	// OnRequest images are built with the others but not loaded into
+	// every cluster: the tests that run them import them.
+	OnRequest bool `json:",omitempty"`
 	// User is the image's service user, in /etc/passwd and /etc/group
 	// beside root and nobody.
 	User *User `json:",omitempty"`
@@ -53,6 +65,36 @@ type Definition struct {
 	// Require are paths that must lead to a file (through symlinks): what
 	// Steward or the image's command runs. A build without one fails.
 	Require []string `json:",omitempty"`
+}
+
+// VersionTag names an image by the upstream version of a package, without
+// its epoch and Debian revision: postgresql-15 15.20-0+deb12u1 makes
+// <Repository>:15.20.
+type VersionTag struct {
+	Repository string
+	Package    string
+}
+
+// name is the image's name for the package's version among pkgs, "" when
+// pkgs do not have it.
+func (v VersionTag) name(pkgs []Package) string {
+	for _, p := range pkgs {
+		if p.Name == v.Package {
+			return v.Repository + ":" + p.Upstream()
+		}
+	}
+	return ""
+}
+
+// withVersionTag is def named also by its version tag, as resolved to pkgs.
+func withVersionTag(def Definition, pkgs []Package) Definition {
+	if def.VersionTag == nil {
+		return def
+	}
+	if n := def.VersionTag.name(pkgs); n != "" && !slices.Contains(def.Names, n) {
+		def.Names = append(slices.Clone(def.Names), n)
+	}
+	return def
 }
 
 // User is a service user.
@@ -109,18 +151,32 @@ const StewardName = "ghcr.io/steward-dev/steward"
 // Definitions are the images the builder knows, the operator's at version.
 func Definitions(version string) []Definition {
 	return []Definition{
-		postgres(), mariadb(), redis(), memcached(), nginx(), demoApp(), pause(), steward(version),
+		postgres(), mariadb(), previous(postgres()), previous(mariadb()),
+		redis(), memcached(), nginx(), demoApp(), pause(), steward(version),
 	}
+}
+
+// previous is def built from Debian 12's last point release, named only by
+// its version: the minor version an upgrade test starts from. When that
+// release has the same version as the security updates, both images run
+// the same server.
+func previous(def Definition) Definition {
+	def.Short += "-previous"
+	def.Names = nil
+	def.Release = "bookworm"
+	def.OnRequest = true
+	return def
 }
 
 // postgres keeps the official postgres:15 image's contract: the postgres
 // user 999, the server's programs on PATH, PGDATA, the socket directory.
 func postgres() Definition {
 	return Definition{
-		Short:    "postgres",
-		Names:    []string{"docker.io/library/postgres:15"},
-		Packages: []string{"postgresql-15", "postgresql-client-15"},
-		User:     &User{Name: "postgres", UID: 999, GID: 999, Home: "/var/lib/postgresql", Shell: "/bin/bash"},
+		Short:      "postgres",
+		Names:      []string{"docker.io/library/postgres:15"},
+		Packages:   []string{"postgresql-15", "postgresql-client-15"},
+		VersionTag: &VersionTag{Repository: "docker.io/library/postgres", Package: "postgresql-15"},
+		User:       &User{Name: "postgres", UID: 999, GID: 999, Home: "/var/lib/postgresql", Shell: "/bin/bash"},
 		// Backup and restore pods run Steward's copied binary in this
 		// image; it reaches object stores over HTTPS.
 		CABundle: true,
@@ -157,11 +213,12 @@ func postgres() Definition {
 // mariadb-dump).
 func mariadb() Definition {
 	return Definition{
-		Short:    "mariadb",
-		Names:    []string{"docker.io/library/mariadb:10.11"},
-		Packages: []string{"mariadb-server", "mariadb-client"},
-		User:     &User{Name: "mysql", UID: 999, GID: 999, Home: "/var/lib/mysql", Shell: "/bin/bash"},
-		CABundle: true,
+		Short:      "mariadb",
+		Names:      []string{"docker.io/library/mariadb:10.11"},
+		Packages:   []string{"mariadb-server", "mariadb-client"},
+		VersionTag: &VersionTag{Repository: "docker.io/library/mariadb", Package: "mariadb-server"},
+		User:       &User{Name: "mysql", UID: 999, GID: 999, Home: "/var/lib/mysql", Shell: "/bin/bash"},
+		CABundle:   true,
 		Config: ociimage.Config{
 			Env:          []string{DefaultPath, "LANG=C.UTF-8"},
 			Cmd:          []string{"mariadbd"},

@@ -163,7 +163,10 @@ func TestDefinitions(t *testing.T) {
 			t.Errorf("%s twice", d.Short)
 		}
 		seen[d.Short] = true
-		for _, n := range d.Names {
+		if len(d.Names) == 0 && d.VersionTag == nil {
+			t.Errorf("%s: no name", d.Short)
+		}
+		for _, n := range withVersionTag(d, []Package{{Name: "postgresql-15", Version: "15.20-0+deb12u1"}, {Name: "mariadb-server", Version: "1:10.11.19-0+deb12u1"}}).Names {
 			domain, _, _ := strings.Cut(n, "/")
 			if !strings.Contains(domain, ".") || !strings.Contains(n[strings.LastIndex(n, "/"):], ":") {
 				t.Errorf("%s: %s is not a fully qualified name with a tag", d.Short, n)
@@ -183,6 +186,35 @@ func TestDefinitions(t *testing.T) {
 	}
 	if st := Definitions("1.2.3")[len(Definitions("1.2.3"))-1]; st.Names[0] != "ghcr.io/steward-dev/steward:1.2.3" || st.Config.Cmd != nil {
 		t.Errorf("steward: %v, Cmd %v", st.Names, st.Config.Cmd)
+	}
+}
+
+// TestVersionTag names the engines' images by their servers' versions, the
+// previous point release's only by it.
+func TestVersionTag(t *testing.T) {
+	for v, want := range map[string]string{
+		"15.20-0+deb12u1": "15.20", "1:10.11.19-0+deb12u1": "10.11.19", "5:7.0.15-1~deb12u10": "7.0.15",
+		"1.6.18-1+deb12u1": "1.6.18", "248+deb12u1": "248+deb12u1", "2:1.2-3-4": "1.2-3",
+	} {
+		if got := (Package{Name: "x", Version: v}).Upstream(); got != want {
+			t.Errorf("Upstream(%s) = %s, want %s", v, got, want)
+		}
+	}
+	pkgs := []Package{{Name: "postgresql-15", Version: "15.18-0+deb12u1"}, {Name: "mariadb-server", Version: "1:10.11.18-0+deb12u1"}}
+	names := map[string][]string{}
+	for _, d := range Definitions("0.1.0") {
+		names[d.Short] = withVersionTag(d, pkgs).Names
+	}
+	for short, want := range map[string][]string{
+		"postgres":          {"docker.io/library/postgres:15", "docker.io/library/postgres:15.18"},
+		"postgres-previous": {"docker.io/library/postgres:15.18"},
+		"mariadb":           {"docker.io/library/mariadb:10.11", "docker.io/library/mariadb:10.11.18"},
+		"mariadb-previous":  {"docker.io/library/mariadb:10.11.18"},
+		"redis":             {"docker.io/library/redis:7.0"},
+	} {
+		if !slices.Equal(names[short], want) {
+			t.Errorf("%s: names %v, want %v", short, names[short], want)
+		}
 	}
 }
 

@@ -148,14 +148,21 @@ func requireCluster(t *testing.T) {
 	t.Skipf("skipping: %v (STEWARD_REQUIRE_REAL_NODE=1 makes this a failure)", unavailable)
 }
 
-// builtImages returns every archive `make images` writes to bin/images.
+// builtImages returns the archives `make images` writes to bin/images that
+// every cluster loads.
 func builtImages() ([]string, error) {
+	return imageArchives(images.ClusterShorts("")...)
+}
+
+// imageArchives returns the archives of the images named by their short
+// names, which `make images` builds.
+func imageArchives(shorts ...string) ([]string, error) {
 	root, err := localcluster.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
 	var archives []string
-	for _, short := range images.Shorts("") {
+	for _, short := range shorts {
 		path := filepath.Join(root, "bin", "images", short+".tar")
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("image archive %s is missing: run `make images` (%w)", path, err)
