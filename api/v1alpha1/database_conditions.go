@@ -32,6 +32,10 @@ const (
 	// ReasonInvalidParameters: spec.parameters sets a key Steward controls,
 	// or a value the engine cannot take.
 	ReasonInvalidParameters = "InvalidParameters"
+	// ReasonParameterRefused: a running server refused a value of
+	// spec.parameters when it reloaded its configuration. It runs on with
+	// the previous value; a restart may fail on this one.
+	ReasonParameterRefused = "ParameterRefused"
 	// ReasonCredentialsNotFound: the Secret in spec.credentialsSecretRef is
 	// missing or lacks username or password.
 	ReasonCredentialsNotFound = "CredentialsNotFound"

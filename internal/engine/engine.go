@@ -122,6 +122,10 @@ type Status struct {
 	// PendingRestart lists settings whose new values take effect only after
 	// a restart.
 	PendingRestart []string `json:"pendingRestart,omitempty"`
+	// Refused lists the settings of the configuration that the server
+	// refused at its last reload: it runs on with their previous values,
+	// and a restart may fail on these.
+	Refused []RefusedSetting `json:"refused,omitempty"`
 	// Message says what is wrong when Ready is false.
 	Message string `json:"message,omitempty"`
 	// Position is how far the instance's history goes, in bytes of the
@@ -134,6 +138,13 @@ type Status struct {
 	Timeline int64 `json:"timeline,omitempty"`
 	// Streaming names, on a primary, the replicas that stream from it now.
 	Streaming []string `json:"streaming,omitempty"`
+}
+
+// RefusedSetting is a setting the server refused, and why.
+type RefusedSetting struct {
+	Name string `json:"name"`
+	// Reason is the server's own words where it gives them.
+	Reason string `json:"reason"`
 }
 
 // Failover is implemented by the engines whose instances can change roles:

@@ -537,9 +537,13 @@ func (m *manager) reloadIfChanged(ctx context.Context, srv engine.Server, hash s
 		m.log.Error("reload failed", "error", err)
 		return hash
 	}
-	if s := srv.Status(ctx); len(s.PendingRestart) > 0 {
+	s := srv.Status(ctx)
+	for _, r := range s.Refused {
+		m.log.Error("the server refused a setting: it keeps its previous value", "setting", r.Name, "reason", r.Reason)
+	}
+	if len(s.PendingRestart) > 0 {
 		m.log.Warn("settings take effect only after a restart", "pendingRestart", s.PendingRestart)
-	} else {
+	} else if len(s.Refused) == 0 {
 		m.log.Info("configuration reloaded")
 	}
 	return h

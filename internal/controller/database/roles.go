@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,7 +49,10 @@ type roleState struct {
 	blocked *conditions.Problem
 	// primaryServing: the primary answered that it serves.
 	primaryServing bool
-	requeue        time.Duration
+	// refused says which settings the servers refused at their last
+	// reload, and why; empty when none did.
+	refused string
+	requeue time.Duration
 }
 
 // memory is what the operator remembers of one Database between
@@ -120,6 +124,7 @@ func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts
 	r.announceRebuilds(db, members, mem)
 	v := r.viewOf(db, members, mem)
 	rs.instances = instanceStatuses(db, v)
+	rs.refused = refusedSettings(v)
 	rs.primaryServing = serving(mustMember(v, v.primary))
 	// Decisions need the instances' word: none answering (pods that run
 	// nothing, or the operator cut off from them) decides nothing.
@@ -334,6 +339,32 @@ func instanceStatuses(db *v1alpha1.Database, v view) []v1alpha1.DatabaseInstance
 		out = append(out, in)
 	}
 	return out
+}
+
+// refusedSettings describes the settings the running servers refused at
+// their last reload, each once with the instances that refused it: "work_mem
+// on pg-0, pg-1: invalid value ...". Empty when none did.
+func refusedSettings(v view) string {
+	var order []string
+	on := map[string][]string{}
+	for _, m := range v.members {
+		if m.report == nil || m.report.Phase != instance.PhaseRunning {
+			continue
+		}
+		for _, r := range m.report.Refused {
+			key := r.Name + ": " + r.Reason
+			if _, ok := on[key]; !ok {
+				order = append(order, key)
+			}
+			on[key] = append(on[key], m.name)
+		}
+	}
+	parts := make([]string, 0, len(order))
+	for _, key := range order {
+		name, reason, _ := strings.Cut(key, ": ")
+		parts = append(parts, fmt.Sprintf("%s on %s: %s", name, strings.Join(on[key], ", "), reason))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // assignment is what the instances are told in the current term.

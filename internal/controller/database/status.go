@@ -192,6 +192,17 @@ func rolloutStatus(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSta
 			conditions.False(reason, msg),
 			conditions.True(reason, msg),
 			conditions.False(v1alpha1.ReasonHealthy, ""))
+	case rolledOut && s.Healthy && !growing && roles.refused != "":
+		// It serves, with the previous values; the next start reads the
+		// refused ones too.
+		msg := "The servers refused settings of spec.parameters at reload and run on with their previous values; " +
+			"a restart may fail on them: fix or remove them: " + roles.refused
+		st.Phase = v1alpha1.DatabaseDegraded
+		st.Version = db.Spec.Version
+		conditions.Set(&st.Conditions, gen,
+			conditions.True(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d instances ready", s.Ready, want)),
+			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
+			conditions.True(v1alpha1.ReasonParameterRefused, msg))
 	case rolledOut && s.Healthy && !growing:
 		st.Phase = v1alpha1.DatabaseRunning
 		st.Version = db.Spec.Version

@@ -17,6 +17,7 @@ limitations under the License.
 package database
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,8 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/instance"
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
@@ -116,6 +119,44 @@ func TestStuckPodsDegradeTheDatabase(t *testing.T) {
 	st = computeStatus(orders(&st), observe(instancePod(now, 0), 1))
 	if d := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded); st.Phase != v1alpha1.DatabaseRunning || d.Status != metav1.ConditionFalse {
 		t.Errorf("once the instance started: phase %s, Degraded %+v", st.Phase, d)
+	}
+}
+
+// TestRefusedSettingsDegradeTheDatabase: a setting the running servers
+// refused at reload makes a serving Database Degraded (still Ready) with
+// each refusal once, naming the instances; none refused, it is Running.
+func TestRefusedSettingsDegradeTheDatabase(t *testing.T) {
+	running := func(name string, refused ...engine.RefusedSetting) member {
+		return member{name: name, report: &instance.Report{Phase: instance.PhaseRunning, Status: engine.Status{Ready: true, Refused: refused}}}
+	}
+	mode := engine.RefusedSetting{Name: "sql_mode", Reason: "Variable 'sql_mode' can't be set to the value of 'NOT_A_MODE'"}
+	timeout := engine.RefusedSetting{Name: "statement_timeout", Reason: `invalid value for parameter "statement_timeout": "soon"`}
+	v := view{members: []member{
+		running("orders-0", mode, timeout),
+		running("orders-1", mode),
+		{name: "orders-2", report: &instance.Report{Phase: instance.PhaseStarting, Status: engine.Status{Refused: []engine.RefusedSetting{timeout}}}},
+		{name: "orders-3", err: "no answer"},
+	}}
+	got := refusedSettings(v)
+	want := `sql_mode on orders-0, orders-1: Variable 'sql_mode' can't be set to the value of 'NOT_A_MODE'; ` +
+		`statement_timeout on orders-0: invalid value for parameter "statement_timeout": "soon"`
+	if got != want {
+		t.Errorf("refusedSettings:\n got %s\nwant %s", got, want)
+	}
+	if got := refusedSettings(view{members: []member{running("orders-0")}}); got != "" {
+		t.Errorf("refusedSettings with none refused: %q", got)
+	}
+
+	st := computeStatus(orders(nil), observed{statefulSet: instances(1), roles: &roleState{refused: want}})
+	d := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded)
+	r := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
+	if st.Phase != v1alpha1.DatabaseDegraded || d.Status != metav1.ConditionTrue || d.Reason != v1alpha1.ReasonParameterRefused ||
+		!strings.HasSuffix(d.Message, want) || r.Status != metav1.ConditionTrue || st.Version != "16" {
+		t.Errorf("with refused settings: phase %s, Degraded %+v, Ready %s, version %q; want Degraded with the refusals, Ready, 16", st.Phase, d, r.Status, st.Version)
+	}
+	st = computeStatus(orders(&st), observed{statefulSet: instances(1), roles: &roleState{}})
+	if d := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionDegraded); st.Phase != v1alpha1.DatabaseRunning || d.Status != metav1.ConditionFalse {
+		t.Errorf("once fixed: phase %s, Degraded %+v", st.Phase, d)
 	}
 }
 

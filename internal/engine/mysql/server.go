@@ -21,9 +21,11 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -112,7 +114,12 @@ type Server struct {
 	started, current map[string]string
 	failed           map[string]bool
 	pending          []string
+	// refused are the values SET GLOBAL refused, by setting.
+	refused map[string]refusal
 }
+
+// refusal is a value the server refused for a setting, and its words.
+type refusal struct{ value, reason string }
 
 var _ engine.Server = (*Server)(nil)
 
@@ -176,7 +183,9 @@ func setValue(v string) string {
 // Reload re-reads my.cnf. The servers cannot reload their configuration, so
 // the settings that changed are set with SET GLOBAL (a removed one back to
 // its default); settings that need a restart, and those the server refuses
-// to change at run time, are reported in Status.PendingRestart.
+// to change at run time, are reported in Status.PendingRestart, and values
+// it refuses in Status.Refused. A refused value is tried again at the next
+// Reload that finds the setting changed from the value applied.
 func (s *Server) Reload(ctx context.Context) error {
 	text, err := os.ReadFile(filepath.Join(s.cfg.ConfigDir, ConfigFile))
 	if err != nil {
@@ -185,6 +194,11 @@ func (s *Server) Reload(ctx context.Context) error {
 	next := parseConfig(string(text))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for k, r := range s.refused {
+		if v, ok := next[k]; !ok || v != r.value {
+			delete(s.refused, k)
+		}
+	}
 	var errs []string
 	for _, k := range union(s.current, next) {
 		old, had := s.current[k]
@@ -205,21 +219,29 @@ func (s *Server) Reload(ctx context.Context) error {
 			value = setValue(v)
 		}
 		if _, err := s.db.ExecContext(ctx, "SET GLOBAL "+k+" = "+value); err != nil {
-			switch errorNumber(err) {
+			n := errorNumber(err)
+			switch n {
 			case 1193, 1238: // unknown, or read-only at run time
 				s.failed[k] = true
-			default:
+				continue
+			case 0: // not the server's answer: tried again
 				errs = append(errs, fmt.Sprintf("setting %s: %s", k, redact(s.cfg, err.Error())))
-				// Keep the old value, so that the next Reload tries again.
-				if had {
-					next[k] = old
-				} else {
-					delete(next, k)
+			default: // the server refuses the value
+				if s.refused == nil {
+					s.refused = map[string]refusal{}
 				}
+				s.refused[k] = refusal{value: v, reason: redact(s.cfg, err.Error())}
+			}
+			// Keep the old value: it is what runs.
+			if had {
+				next[k] = old
+			} else {
+				delete(next, k)
 			}
 			continue
 		}
 		delete(s.failed, k)
+		delete(s.refused, k)
 	}
 	s.current = next
 	s.pending = nil
@@ -260,6 +282,9 @@ func union(a, b map[string]string) []string {
 func (s *Server) Status(ctx context.Context) engine.Status {
 	s.mu.Lock()
 	st := engine.Status{Role: engine.RolePrimary, PendingRestart: append([]string(nil), s.pending...)}
+	for _, k := range slices.Sorted(maps.Keys(s.refused)) {
+		st.Refused = append(st.Refused, engine.RefusedSetting{Name: k, Reason: s.refused[k].reason})
+	}
 	s.mu.Unlock()
 	st.Role = s.role()
 	select {

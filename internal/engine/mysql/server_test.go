@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -214,6 +215,38 @@ func TestPrimaryAndReplica(t *testing.T) {
 		}
 		if st := primary.Status(ctx); len(st.PendingRestart) != 0 {
 			t.Errorf("PendingRestart = %v after reverting", st.PendingRestart)
+		}
+
+		// A value the server refuses (admission does not judge strings):
+		// reported with the server's words, the others applied, and tried
+		// again only when the configuration changes.
+		var mode string
+		if err := tcp(t, pcfg, pcfg.Superuser, "").QueryRowContext(ctx, "SELECT @@GLOBAL.sql_mode").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		writeConfig(t, e, pcfg, engine.Tuning{MemoryBytes: 512 * mib, Port: pcfg.Port, Parameters: map[string]string{
+			"sql_mode": "NOT_A_MODE", "max_connections": "78",
+		}})
+		if err := primary.Reload(ctx); err != nil {
+			t.Fatalf("Reload with a refused value: %v, want it reported in the status", err)
+		}
+		st = primary.Status(ctx)
+		if len(st.Refused) != 1 || st.Refused[0].Name != "sql_mode" || !strings.Contains(st.Refused[0].Reason, "NOT_A_MODE") || !st.Ready {
+			t.Errorf("status after a refused value: %+v, want sql_mode refused with the server's words", st)
+		}
+		var nowMode string
+		if err := tcp(t, pcfg, pcfg.Superuser, "").QueryRowContext(ctx, "SELECT @@GLOBAL.sql_mode, @@max_connections").Scan(&nowMode, &after); err != nil {
+			t.Fatal(err)
+		}
+		if nowMode != mode || after != 78 {
+			t.Errorf("sql_mode %q (was %q), max_connections %d after the reload, want sql_mode kept and 78", nowMode, mode, after)
+		}
+		writeConfig(t, e, pcfg, engine.Tuning{MemoryBytes: 512 * mib, Port: pcfg.Port})
+		if err := primary.Reload(ctx); err != nil {
+			t.Fatalf("Reload: %v", err)
+		}
+		if st := primary.Status(ctx); len(st.Refused) != 0 {
+			t.Errorf("Refused = %+v once the value is gone", st.Refused)
 		}
 	})
 }

@@ -229,6 +229,8 @@ type server struct {
 
 	mu  sync.Mutex
 	err error
+	// refused is what the last reload refused.
+	refused []engine.RefusedSetting
 }
 
 var _ engine.Server = (*server)(nil)

@@ -467,6 +467,38 @@ func TestPrimaryStandbyReload(t *testing.T) {
 		if got := show(t, c3, "shared_buffers"); got != "128MB" {
 			t.Errorf("shared_buffers = %s without a restart", got)
 		}
+
+		// Values the server refuses at the reload, which admission does not
+		// judge (strings): reported with the server's words, the others
+		// applied, and what waits for a restart not among them.
+		bad := map[string]string{"work_mem": "9MB", "shared_buffers": "64MB",
+			"default_text_search_config": "pg_catalog.klingon", "statement_timeout": "soon"}
+		p.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB, Parameters: bad})
+		if err := ps.Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st = ps.Status(ctx)
+		want := []engine.RefusedSetting{
+			{Name: "default_text_search_config", Reason: `invalid value for parameter "default_text_search_config": "pg_catalog.klingon"`},
+			{Name: "statement_timeout", Reason: `invalid value for parameter "statement_timeout": "soon"`},
+		}
+		if !slices.Equal(st.Refused, want) || !st.Ready || !slices.Contains(st.PendingRestart, "shared_buffers") {
+			t.Errorf("status after refused values: %+v, want refused %+v, ready, shared_buffers pending", st, want)
+		}
+		c4 := mustConnect(t, p.cfg, p.cfg.Superuser, "postgres")
+		if got := show(t, c4, "work_mem"); got != "9MB" {
+			t.Errorf("work_mem = %s beside refused values, want 9MB", got)
+		}
+		if got := show(t, c4, "statement_timeout"); got != "0" {
+			t.Errorf("statement_timeout = %s, want its previous value", got)
+		}
+		p.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB, Parameters: map[string]string{"work_mem": "9MB", "statement_timeout": "5s"}})
+		if err := ps.Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if st := ps.Status(ctx); len(st.Refused) != 0 {
+			t.Errorf("refused %+v after the values were fixed", st.Refused)
+		}
 	})
 	p.checkNoPasswords(t)
 }

@@ -20,11 +20,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/steward-dev/steward/internal/engine"
 )
@@ -91,7 +93,7 @@ func (s *server) Reload(ctx context.Context) error {
 			return fmt.Errorf("reload: %w", err)
 		}
 		if after.After(before) {
-			return nil
+			return s.checkReload(ctx)
 		}
 		select {
 		case <-ctx.Done():
@@ -100,6 +102,67 @@ func (s *server) Reload(ctx context.Context) error {
 		}
 	}
 	return errors.New("reload: the server did not reload its configuration within 10s")
+}
+
+// checkReload records the settings the reload refused: those of the
+// configuration files the server could not apply (pg_file_settings), less
+// those that wait for a restart, with the server's reason where trying the
+// value in a transaction rolled back gives it.
+func (s *server) checkReload(ctx context.Context) error {
+	c, err := s.connect(ctx, 5*time.Second)
+	if err != nil {
+		return fmt.Errorf("reading what the reload applied: %w", err)
+	}
+	defer func() { _ = c.Close(context.Background()) }()
+	type setting struct{ name, value string }
+	rows, err := c.Query(ctx, `SELECT f.name, f.setting FROM pg_file_settings f
+		WHERE f.error IS NOT NULL
+		  AND NOT EXISTS (SELECT 1 FROM pg_settings p WHERE p.name = f.name AND p.pending_restart)
+		ORDER BY f.name`)
+	if err != nil {
+		return fmt.Errorf("reading what the reload applied: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (setting, error) {
+		var v setting
+		return v, r.Scan(&v.name, &v.value)
+	})
+	if err != nil {
+		return fmt.Errorf("reading what the reload applied: %w", err)
+	}
+	var refused []engine.RefusedSetting
+	for _, f := range found {
+		refused = append(refused, engine.RefusedSetting{Name: f.name, Reason: trySetting(ctx, c, f.name, f.value)})
+	}
+	s.mu.Lock()
+	s.refused = refused
+	s.mu.Unlock()
+	return nil
+}
+
+// trySetting is the server's reason to refuse value for the setting name:
+// the error of set_config in a transaction rolled back. A setting that
+// cannot be set in a session gives no reason that way.
+func trySetting(ctx context.Context, c *pgx.Conn, name, value string) string {
+	const unknown = "the server did not apply the value in the configuration file; its log says why"
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return unknown
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	// The trial's error is not the server's to log.
+	if _, err := tx.Exec(ctx, "SET LOCAL log_min_messages = fatal"); err != nil {
+		return unknown
+	}
+	_, err = tx.Exec(ctx, "SELECT set_config($1, $2, true)", name, value)
+	var pe *pgconn.PgError
+	// 55P02: cannot be changed now; 42501: permission denied to set it.
+	if !errors.As(err, &pe) || pe.Code == "55P02" || pe.Code == "42501" {
+		return unknown
+	}
+	if pe.Detail != "" {
+		return pe.Message + " (" + pe.Detail + ")"
+	}
+	return pe.Message
 }
 
 // EnsureUsers creates or updates the owner and the replication user with
@@ -206,6 +269,9 @@ func (s *server) Status(ctx context.Context) engine.Status {
 		st.Message = "querying pending restarts: " + err.Error()
 		return st
 	}
+	s.mu.Lock()
+	st.Refused = slices.Clone(s.refused)
+	s.mu.Unlock()
 	if !inRecovery {
 		s.primaryStatus(ctx, c, &st, primaryHost)
 		return st
