@@ -219,8 +219,7 @@ func (s *Server) Reload(ctx context.Context) error {
 			value = setValue(v)
 		}
 		if _, err := s.db.ExecContext(ctx, "SET GLOBAL "+k+" = "+value); err != nil {
-			n := errorNumber(err)
-			switch n {
+			switch errorNumber(err) {
 			case 1193, 1238: // unknown, or read-only at run time
 				s.failed[k] = true
 				continue
