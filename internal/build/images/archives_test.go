@@ -170,10 +170,17 @@ func TestEngineArchives(t *testing.T) {
 		t.Run(d.Short, func(t *testing.T) {
 			c := readArchive(t, d.Short)
 			l := layerOf(c)
-			if !slices.Equal(c.Names, d.Names) || !slices.Equal(c.RepoTags, d.Names) {
-				t.Errorf("names %v, manifest.json %v, want %v", c.Names, c.RepoTags, d.Names)
-			}
 			cfg := c.Config.Config
+			// The names, with the version tag of the packages the label
+			// says the image was made of.
+			var pkgs []Package
+			for _, p := range strings.Fields(cfg.Labels[LabelPackages]) {
+				name, version, _ := strings.Cut(p, "=")
+				pkgs = append(pkgs, Package{Name: name, Version: version})
+			}
+			if want := withVersionTag(d, pkgs).Names; len(want) == 0 || !slices.Equal(c.Names, want) || !slices.Equal(c.RepoTags, want) {
+				t.Errorf("names %v, manifest.json %v, want %v", c.Names, c.RepoTags, want)
+			}
 			for _, e := range d.Config.Env {
 				if !slices.Contains(cfg.Env, e) {
 					t.Errorf("Env %v lacks %s", cfg.Env, e)
