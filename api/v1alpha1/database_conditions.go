@@ -32,9 +32,9 @@ const (
 	// ReasonInvalidParameters: spec.parameters sets a key Steward controls,
 	// or a value the engine cannot take.
 	ReasonInvalidParameters = "InvalidParameters"
-	// ReasonParameterRefused: a running server refused a value of
-	// spec.parameters when it reloaded its configuration. It runs on with
-	// the previous value; a restart may fail on this one.
+	// ReasonParameterRefused: a running server could not apply a value of
+	// spec.parameters when it reloaded its configuration; a restart may
+	// fail on it.
 	ReasonParameterRefused = "ParameterRefused"
 	// ReasonCredentialsNotFound: the Secret in spec.credentialsSecretRef is
 	// missing or lacks username or password.

@@ -123,8 +123,9 @@ type Status struct {
 	// a restart.
 	PendingRestart []string `json:"pendingRestart,omitempty"`
 	// Refused lists the settings of the configuration that the server
-	// refused at its last reload: it runs on with their previous values,
-	// and a restart may fail on these.
+	// could not apply at its last reload; a restart may fail on them. Most
+	// keep their previous values; PostgreSQL holds a value it can judge
+	// only inside a database (a text search configuration) as it stands.
 	Refused []RefusedSetting `json:"refused,omitempty"`
 	// Message says what is wrong when Ready is false.
 	Message string `json:"message,omitempty"`

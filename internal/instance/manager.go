@@ -539,7 +539,7 @@ func (m *manager) reloadIfChanged(ctx context.Context, srv engine.Server, hash s
 	}
 	s := srv.Status(ctx)
 	for _, r := range s.Refused {
-		m.log.Error("the server refused a setting: it keeps its previous value", "setting", r.Name, "reason", r.Reason)
+		m.log.Error("the server could not apply a setting", "setting", r.Name, "reason", r.Reason)
 	}
 	if len(s.PendingRestart) > 0 {
 		m.log.Warn("settings take effect only after a restart", "pendingRestart", s.PendingRestart)

@@ -49,8 +49,8 @@ type roleState struct {
 	blocked *conditions.Problem
 	// primaryServing: the primary answered that it serves.
 	primaryServing bool
-	// refused says which settings the servers refused at their last
-	// reload, and why; empty when none did.
+	// refused says which settings the servers could not apply at their
+	// last reload, and why; empty when none.
 	refused string
 	requeue time.Duration
 }
@@ -341,9 +341,9 @@ func instanceStatuses(db *v1alpha1.Database, v view) []v1alpha1.DatabaseInstance
 	return out
 }
 
-// refusedSettings describes the settings the running servers refused at
-// their last reload, each once with the instances that refused it: "work_mem
-// on pg-0, pg-1: invalid value ...". Empty when none did.
+// refusedSettings describes the settings the running servers could not
+// apply at their last reload, each once with the instances that refused
+// it: "timezone on pg-0, pg-1: invalid value ...". Empty when none.
 func refusedSettings(v view) string {
 	var order []string
 	on := map[string][]string{}

@@ -193,9 +193,8 @@ func rolloutStatus(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSta
 			conditions.True(reason, msg),
 			conditions.False(v1alpha1.ReasonHealthy, ""))
 	case rolledOut && s.Healthy && !growing && roles.refused != "":
-		// It serves, with the previous values; the next start reads the
-		// refused ones too.
-		msg := "The servers refused settings of spec.parameters at reload and run on with their previous values; " +
+		// It serves; the next start reads the refused values too.
+		msg := "The servers could not apply settings of spec.parameters when they reloaded them; " +
 			"a restart may fail on them: fix or remove them: " + roles.refused
 		st.Phase = v1alpha1.DatabaseDegraded
 		st.Version = db.Spec.Version

@@ -644,18 +644,19 @@ func TestParameterTheServerRefuses(t *testing.T) {
 	t.Logf("ReplacedPod events: %s", events)
 
 	// A reloadable value the servers refuse at reload, which admission
-	// passes (a string): both run on, with the other change applied and no
-	// restart, and the Database says which and why.
-	starts := map[string]string{}
+	// passes (a string): both run on with the previous value, the other
+	// change applied and no restart, and the Database says which and why.
+	starts, zone := map[string]string{}, map[string]string{}
 	for _, pod := range []string{"refused-0", "refused-1"} {
 		starts[pod] = mustSQL(t, postgresSuper, pod, "select pg_postmaster_start_time()")
+		zone[pod] = mustSQL(t, postgresSuper, pod, "show TimeZone")
 	}
 	kubectl(t, "patch", "database", "refused", "--type=merge", "-p",
-		`{"spec":{"parameters":{"work_mem":"12MB","default_text_search_config":"pg_catalog.steward_no_such_config"}}}`)
+		`{"spec":{"parameters":{"work_mem":"12MB","TimeZone":"Mars/Olympus"}}}`)
 	eventually(t, 2*time.Minute, "Degraded with the refusal", func() error {
 		degraded = jsonpath(t, "database/refused", `{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Degraded")].status} {.status.conditions[?(@.type=="Degraded")].reason}: {.status.conditions[?(@.type=="Degraded")].message}`)
 		if !strings.HasPrefix(degraded, "True True ParameterRefused: ") ||
-			!strings.Contains(degraded, `default_text_search_config on refused-0, refused-1: invalid value for parameter "default_text_search_config": "pg_catalog.steward_no_such_config"`) {
+			!strings.Contains(degraded, `timezone on refused-0, refused-1: invalid value for parameter "TimeZone": "Mars/Olympus"`) {
 			return fmt.Errorf("Ready, Degraded = %q", degraded)
 		}
 		return nil
@@ -665,19 +666,19 @@ func TestParameterTheServerRefuses(t *testing.T) {
 		if got := mustSQL(t, postgresSuper, pod, "show work_mem"); got != "12MB" {
 			t.Errorf("%s: work_mem %s beside the refused setting, want 12MB", pod, got)
 		}
-		if got := mustSQL(t, postgresSuper, pod, "show default_text_search_config"); got != "pg_catalog.english" {
-			t.Errorf("%s: default_text_search_config %s, want the previous pg_catalog.english", pod, got)
+		if got := mustSQL(t, postgresSuper, pod, "show TimeZone"); got != zone[pod] {
+			t.Errorf("%s: TimeZone %s, want the previous %s", pod, got, zone[pod])
 		}
 		if got := mustSQL(t, postgresSuper, pod, "select pg_postmaster_start_time()"); got != at {
 			t.Errorf("%s restarted for a reload (started %s, now %s)", pod, at, got)
 		}
 	}
-	if got := kubectl(t, "get", "events", "--field-selector=involvedObject.name=refused,reason=ParameterRefused,type=Warning", "-o", "jsonpath={.items[*].message}"); !strings.Contains(got, "default_text_search_config") {
+	if got := kubectl(t, "get", "events", "--field-selector=involvedObject.name=refused,reason=ParameterRefused,type=Warning", "-o", "jsonpath={.items[*].message}"); !strings.Contains(got, "TimeZone") {
 		t.Errorf("no Warning event ParameterRefused naming the setting: %q", got)
 	}
-	kubectl(t, "patch", "database", "refused", "--type=merge", "-p", `{"spec":{"parameters":{"work_mem":"12MB"}}}`)
+	kubectl(t, "patch", "database", "refused", "--type=merge", "-p", `{"spec":{"parameters":{"TimeZone":null}}}`)
 	eventually(t, 2*time.Minute, "Running once the value is removed", func() error {
-		if got := jsonpath(t, "database/refused", `{.status.phase} {.status.conditions[?(@.type=="Degraded")].status}`); got != "Running False" {
+		if got := jsonpath(t, "database/refused", `{.status.phase} {.status.conditions[?(@.type=="Degraded")].status} {.status.conditions[?(@.type=="Degraded")].message}`); strings.TrimSpace(got) != "Running False" {
 			return fmt.Errorf("phase, Degraded = %q", got)
 		}
 		return nil
