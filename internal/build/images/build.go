@@ -147,6 +147,31 @@ func Shorts(version string) []string {
 	return s
 }
 
+// Version is the upstream version of the package that names the image
+// short in out (its VersionTag), as the archive's last build resolved it:
+// 15.20 for postgres:15.20.
+func Version(out, short string) (string, error) {
+	i := slices.IndexFunc(Definitions(""), func(d Definition) bool { return d.Short == short })
+	if i < 0 || Definitions("")[i].VersionTag == nil {
+		return "", fmt.Errorf("image %q is not named by a version", short)
+	}
+	tag := Definitions("")[i].VersionTag
+	raw, err := os.ReadFile(filepath.Join(out, short+".key"))
+	if err != nil {
+		return "", fmt.Errorf("image %s is not built: run `make images` (%w)", short, err)
+	}
+	var k key
+	if err := json.Unmarshal(raw, &k); err != nil {
+		return "", fmt.Errorf("reading %s's key: %w", short, err)
+	}
+	for _, p := range k.Packages {
+		if p.Name == tag.Package {
+			return p.Upstream(), nil
+		}
+	}
+	return "", fmt.Errorf("image %s has no %s", short, tag.Package)
+}
+
 // ClusterShorts are the short names of the images every cluster loads:
 // all but those built OnRequest.
 func ClusterShorts(version string) []string {

@@ -218,6 +218,25 @@ func TestVersionTag(t *testing.T) {
 	}
 }
 
+// TestVersion reads an image's server version from its key file.
+func TestVersion(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeKey(filepath.Join(dir, "mariadb-previous.key"), key{Packages: []Package{
+		{Name: "mariadb-client", Version: "1:10.11.18-0+deb12u1"}, {Name: "mariadb-server", Version: "1:10.11.18-0+deb12u1"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := Version(dir, "mariadb-previous"); err != nil || v != "10.11.18" {
+		t.Errorf("Version = %q, %v; want 10.11.18", v, err)
+	}
+	if _, err := Version(dir, "postgres"); err == nil {
+		t.Error("Version of an image not built: no error")
+	}
+	if _, err := Version(dir, "redis"); err == nil {
+		t.Error("Version of an image not named by a version: no error")
+	}
+}
+
 // TestSpoolDeb reads a package built here with dpkg-deb: paths in the
 // merged-/usr layout, documentation left out, content read back.
 func TestSpoolDeb(t *testing.T) {

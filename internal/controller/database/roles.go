@@ -345,24 +345,22 @@ func instanceStatuses(db *v1alpha1.Database, v view) []v1alpha1.DatabaseInstance
 // apply at their last reload, each once with the instances that refused
 // it: "timezone on pg-0, pg-1: invalid value ...". Empty when none.
 func refusedSettings(v view) string {
-	var order []string
-	on := map[string][]string{}
+	var order []engine.RefusedSetting
+	on := map[engine.RefusedSetting][]string{}
 	for _, m := range v.members {
 		if m.report == nil || m.report.Phase != instance.PhaseRunning {
 			continue
 		}
 		for _, r := range m.report.Refused {
-			key := r.Name + ": " + r.Reason
-			if _, ok := on[key]; !ok {
-				order = append(order, key)
+			if _, ok := on[r]; !ok {
+				order = append(order, r)
 			}
-			on[key] = append(on[key], m.name)
+			on[r] = append(on[r], m.name)
 		}
 	}
 	parts := make([]string, 0, len(order))
-	for _, key := range order {
-		name, reason, _ := strings.Cut(key, ": ")
-		parts = append(parts, fmt.Sprintf("%s on %s: %s", name, strings.Join(on[key], ", "), reason))
+	for _, r := range order {
+		parts = append(parts, fmt.Sprintf("%s on %s: %s", r.Name, strings.Join(on[r], ", "), r.Reason))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -192,23 +192,21 @@ func rolloutStatus(db *v1alpha1.Database, obs observed, st *v1alpha1.DatabaseSta
 			conditions.False(reason, msg),
 			conditions.True(reason, msg),
 			conditions.False(v1alpha1.ReasonHealthy, ""))
-	case rolledOut && s.Healthy && !growing && roles.refused != "":
-		// It serves; the next start reads the refused values too.
-		msg := "The servers could not apply settings of spec.parameters when they reloaded them; " +
-			"a restart may fail on them: fix or remove them: " + roles.refused
-		st.Phase = v1alpha1.DatabaseDegraded
-		st.Version = db.Spec.Version
-		conditions.Set(&st.Conditions, gen,
-			conditions.True(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d instances ready", s.Ready, want)),
-			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
-			conditions.True(v1alpha1.ReasonParameterRefused, msg))
 	case rolledOut && s.Healthy && !growing:
 		st.Phase = v1alpha1.DatabaseRunning
 		st.Version = db.Spec.Version
+		degraded := conditions.False(v1alpha1.ReasonHealthy, "")
+		if roles.refused != "" {
+			// It serves; the next start reads the refused values too.
+			st.Phase = v1alpha1.DatabaseDegraded
+			degraded = conditions.True(v1alpha1.ReasonParameterRefused,
+				"The servers could not apply settings of spec.parameters when they reloaded them; "+
+					"a restart may fail on them: fix or remove them: "+roles.refused)
+		}
 		conditions.Set(&st.Conditions, gen,
 			conditions.True(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d instances ready", s.Ready, want)),
 			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
-			conditions.False(v1alpha1.ReasonHealthy, ""))
+			degraded)
 	case obs.stuck != nil:
 		// A pod that cannot start says more than "0 of 1 ready".
 		st.Phase = v1alpha1.DatabaseDegraded

@@ -19,12 +19,14 @@ package realnode
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/steward-dev/steward/internal/build/ociimage"
+	"github.com/steward-dev/steward/internal/build/images"
+	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
 // upgradeEngine is what the minor upgrade test needs of an engine.
@@ -76,7 +78,7 @@ func TestMinorUpgrade(t *testing.T) {
 }
 
 func testMinorUpgrade(t *testing.T, e upgradeEngine) {
-	from, to := versionTag(t, e.previous, e.engine), versionTag(t, e.image, e.engine)
+	from, to := versionOf(t, e.previous), versionOf(t, e.image)
 	if from == to {
 		// Debian's last point release has caught up with its security
 		// updates: the upgrade still replaces every pod with another
@@ -174,28 +176,19 @@ func checkServers(t *testing.T, e upgradeEngine, pods []string, version string) 
 	}
 }
 
-// versionTag is the full version an image built by `make images` is named
-// by: 15.20 of docker.io/library/postgres:15 and :15.20.
-func versionTag(t *testing.T, short, engine string) string {
+// versionOf is the full version of a server image `make images` built:
+// 15.20 of docker.io/library/postgres:15 and :15.20.
+func versionOf(t *testing.T, short string) string {
 	t.Helper()
-	archives, err := imageArchives(short)
+	root, err := localcluster.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ociimage.Read(archives[0], func(string) bool { return false })
+	v, err := images.Version(filepath.Join(root, "bin", "images"), short)
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := ""
-	for _, n := range c.Names {
-		if v, ok := strings.CutPrefix(n, "docker.io/library/"+engine+":"); ok && strings.Count(v, ".") > strings.Count(full, ".") {
-			full = v
-		}
-	}
-	if strings.Count(full, ".") < 1 || engine == "mariadb" && strings.Count(full, ".") < 2 {
-		t.Fatalf("%s is named %v: none by its full version", archives[0], c.Names)
-	}
-	return full
+	return v
 }
 
 // countRows counts a table's rows through the read-write endpoint, with the
