@@ -66,3 +66,23 @@ func (c *Cache) RedisPrimaryHost() string {
 func (c *Cache) Endpoint() string {
 	return fmt.Sprintf("%s.%s.svc:%d", c.Name, c.Namespace, c.Port())
 }
+
+// CredentialsName names the Secret with the redis password and the
+// connection details: password, host, port, uri and redis-auth.conf.
+func (c *Cache) CredentialsName() string { return CacheCredentialsName(c.Name) }
+
+// CacheCredentialsName names the credentials Secret of the Cache of that
+// name.
+func CacheCredentialsName(cache string) string { return cache + "-credentials" }
+
+// RedisAuthEnabled reports whether the Cache is redis and asks its clients
+// for a password: spec.redis.auth.enabled, true when unset.
+func (c *Cache) RedisAuthEnabled() bool {
+	if c.EffectiveEngine() != EngineRedis {
+		return false
+	}
+	if r := c.Spec.Redis; r != nil && r.Auth != nil && r.Auth.Enabled != nil {
+		return *r.Auth.Enabled
+	}
+	return true
+}

@@ -120,6 +120,22 @@ type RedisSettings struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="redis.persistence is immutable: a StatefulSet's volume claim templates cannot change"
 	Persistence *RedisPersistence `json:"persistence,omitempty"`
+
+	// Auth says whether clients must authenticate. Unless it is turned off,
+	// every client and every replica authenticates with the password in the
+	// Secret <name>-credentials (key password), which Steward generates.
+	// +optional
+	Auth *RedisAuth `json:"auth,omitempty"`
+}
+
+// RedisAuth configures the password redis asks of its clients.
+type RedisAuth struct {
+	// Enabled makes redis refuse every command but AUTH from a client that
+	// has not authenticated with the password in the Secret
+	// <name>-credentials, key password. Defaults to true. Changing it
+	// restarts the nodes; the Secret is kept when it is turned off.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
 }
 
 // RedisPersistence configures append-only-file persistence on a volume.
@@ -194,6 +210,12 @@ type CacheStatus struct {
 	// redis it is the primary; <name>-ro serves reads from every node.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
+
+	// CredentialsSecret names the Secret with the redis password and the
+	// connection details (keys password, host, port and uri), while redis
+	// asks its clients for a password.
+	// +optional
+	CredentialsSecret string `json:"credentialsSecret,omitempty"`
 
 	// Conditions are Ready, Progressing and Degraded. Ready summarizes the others.
 	// +optional

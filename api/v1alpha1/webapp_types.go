@@ -111,9 +111,12 @@ type WebAppSpec struct {
 
 	// Cache binds the WebApp to a Cache in the same namespace. The container
 	// gets <prefix>CACHE_HOST, the Cache's in-cluster DNS name, and
-	// <prefix>CACHE_PORT, its port. The Deployment is not created, or not
-	// given the binding, until the Cache is Ready. A variable of the same name
-	// in env takes precedence.
+	// <prefix>CACHE_PORT, its port. For a redis Cache that asks for a
+	// password it also gets <prefix>CACHE_PASSWORD (key password) and
+	// <prefix>CACHE_URL (key uri, redis://default:<password>@<host>:<port>),
+	// secretKeyRefs to the Cache's Secret "<ref>-credentials". The
+	// Deployment is not created, or not given the binding, until the Cache
+	// is Ready. A variable of the same name in env takes precedence.
 	// +optional
 	Cache *WebAppBinding `json:"cache,omitempty"`
 

@@ -35,6 +35,7 @@ import (
 	_ "github.com/steward-dev/steward/internal/engine/postgres"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/manager"
+	"github.com/steward-dev/steward/internal/password"
 	"github.com/steward-dev/steward/internal/testenv/localcluster"
 )
 
@@ -112,8 +113,8 @@ func (s databaseScenario) Raw(ns string, i int) []client.Object {
 	acs := []runtime.ApplyConfiguration{
 		// First: the kind the plain client's readiness is tracked on.
 		database.StatefulSet(db, eng, manager.DefaultInstanceImage, db.Spec.StorageSize()),
-		database.Secret(db, db.CredentialsName(), database.CredentialsData(db, db.Spec.Owner, database.NewPassword())),
-		database.Secret(db, db.SuperuserName(), database.SuperuserData(db, database.NewPassword(), database.NewPassword())),
+		database.Secret(db, db.CredentialsName(), database.CredentialsData(db, db.Spec.Owner, password.New())),
+		database.Secret(db, db.SuperuserName(), database.SuperuserData(db, password.New(), password.New())),
 		database.ConfigMap(db, files),
 	}
 	for _, svc := range database.Services(db) {

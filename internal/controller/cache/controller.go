@@ -30,6 +30,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -44,6 +45,7 @@ import (
 	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
+	"github.com/steward-dev/steward/internal/password"
 	"github.com/steward-dev/steward/internal/priority"
 	"github.com/steward-dev/steward/internal/rollout"
 	"github.com/steward-dev/steward/internal/status"
@@ -76,7 +78,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=steward.dev,resources=caches,verbs=get;list;watch
 // +kubebuilder:rbac:groups=steward.dev,resources=caches/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;configmaps;secrets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -138,18 +140,26 @@ type child struct {
 	live client.Object
 }
 
-// children lists the Cache's children for its engine, the workload first.
-func children(c *v1alpha1.Cache, workload client.Object) []child {
+// children lists the Cache's children for its engine, the workload first,
+// but for redis' credentials Secret and configuration, which its pods
+// mount. password is the redis password, when redis asks for one. A
+// credentials Secret is never deleted: turned on again, the password is
+// the same.
+func children(c *v1alpha1.Cache, workload client.Object, password string) []child {
 	pdb := child{apply.Optional(PodDisruptionBudget(c)), c.Name, &policyv1.PodDisruptionBudget{}}
 	if c.EffectiveEngine() == v1alpha1.EngineRedis {
-		return []child{
-			{RedisConfigMap(c), c.Name, &corev1.ConfigMap{}},
-			{RedisHeadlessService(c), c.HeadlessServiceName(), &corev1.Service{}},
-			{RedisStatefulSet(c), c.Name, workload},
-			{RedisService(c), c.Name, &corev1.Service{}},
-			{RedisReadOnlyService(c), c.ReadOnlyServiceName(), &corev1.Service{}},
-			pdb,
+		var secret []child
+		if c.RedisAuthEnabled() {
+			secret = []child{{CredentialsSecret(c, CredentialsData(c, password)), c.CredentialsName(), &corev1.Secret{}}}
 		}
+		return append(secret,
+			child{RedisConfigMap(c), c.Name, &corev1.ConfigMap{}},
+			child{RedisHeadlessService(c), c.HeadlessServiceName(), &corev1.Service{}},
+			child{RedisStatefulSet(c), c.Name, workload},
+			child{RedisService(c), c.Name, &corev1.Service{}},
+			child{RedisReadOnlyService(c), c.ReadOnlyServiceName(), &corev1.Service{}},
+			pdb,
+		)
 	}
 	return []child{
 		{MemcachedDeployment(c), c.Name, workload},
@@ -168,7 +178,14 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, c *v1alpha1.Cache) (
 	}
 	applier := apply.Applier{Client: r.Client, Reader: r.APIReader}
 	obs := observed{}
-	for _, ch := range children(c, workload) {
+	var password string
+	if c.RedisAuthEnabled() {
+		var err error
+		if password, err = r.password(ctx, c); err != nil {
+			return observed{}, err
+		}
+	}
+	for _, ch := range children(c, workload, password) {
 		key := client.ObjectKey{Namespace: c.Namespace, Name: ch.name}
 		if err := r.Client.Get(ctx, key, ch.live); client.IgnoreNotFound(err) != nil {
 			return observed{}, fmt.Errorf("reading %T %s: %w", ch.live, key, err)
@@ -205,6 +222,28 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, c *v1alpha1.Cache) (
 		}
 	}
 	return obs, nil
+}
+
+// password is the redis password in the Cache's credentials Secret, or a
+// new one when the Secret does not exist or its password is empty. The
+// Secret is read from the informer cache or, when the cache does not have
+// it, from the API server: a password must never be generated anew because
+// the cache lags. A Secret of that name that is not the Cache's is left to
+// the applier, which refuses to take it over.
+func (r *Reconciler) password(ctx context.Context, c *v1alpha1.Cache) (string, error) {
+	s := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: c.Namespace, Name: c.CredentialsName()}
+	err := r.Client.Get(ctx, key, s)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, s)
+	}
+	if client.IgnoreNotFound(err) != nil {
+		return "", fmt.Errorf("reading Secret %s: %w", key.Name, err)
+	}
+	if p := s.Data["password"]; len(p) > 0 {
+		return string(p), nil
+	}
+	return password.New(), nil
 }
 
 // replicasOf is the replica count of an existing Deployment or StatefulSet,
@@ -281,6 +320,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Secret{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToCache)).
 		WithOptions(opts).

@@ -18,6 +18,8 @@ package cache_test
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"fmt"
 	"slices"
 	"strings"
@@ -305,6 +307,112 @@ func TestRedis(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestRedisPassword follows a redis Cache's password: generated once into
+// the credentials Secret the nodes mount, kept across reconciles, taken
+// from the Secret when the user changes it, and the Secret kept when auth
+// is turned off.
+func TestRedisPassword(t *testing.T) {
+	ns := namespace(t)
+	ctx := context.Background()
+	c := createCache(t, ns, "vault", v1alpha1.EngineRedis)
+	secret := waitFor(t, named(&corev1.Secret{}, ns, "vault-credentials"), func(s *corev1.Secret) error { return controlledBy(s, c) })
+	first := string(secret.Data["password"])
+	if len(first) != 32 || string(secret.Data["redis-auth.conf"]) != cache.RedisAuthConfig(first) ||
+		string(secret.Data["uri"]) != "redis://default:"+first+"@vault."+ns+".svc:6379" {
+		t.Fatalf("Secret keys %v: a 32-character password %t, redis-auth.conf and uri from it", slices.Sorted(maps.Keys(secret.Data)), len(first) == 32)
+	}
+	sts := waitFor(t, named(&appsv1.StatefulSet{}, ns, "vault"), func(s *appsv1.StatefulSet) error { return controlledBy(s, c) })
+	apitest.RollOutStatefulSet(t, k8s, timeout, client.ObjectKeyFromObject(sts), -1)
+	waitFor(t, c, func(c *v1alpha1.Cache) error {
+		if err := ready(c); err != nil {
+			return err
+		}
+		if c.Status.CredentialsSecret != "vault-credentials" {
+			return fmt.Errorf("status.credentialsSecret = %q", c.Status.CredentialsSecret)
+		}
+		return nil
+	})
+
+	// A change of the spec reconciles again: the password stays.
+	if err := k8s.Patch(ctx, c, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"memory":"96Mi"}}`))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, named(&corev1.ConfigMap{}, ns, "vault"), func(m *corev1.ConfigMap) error {
+		if !strings.Contains(m.Data["redis.conf"], "maxmemory 75497472") {
+			return errors.New("redis.conf not re-rendered")
+		}
+		return nil
+	})
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret); err != nil || string(secret.Data["password"]) != first {
+		t.Fatalf("the password changed on a reconcile (%v)", err)
+	}
+
+	// The user's own password: the settings the nodes include follow.
+	mine := `my "own" pass\word`
+	secret.Data["password"] = []byte(mine)
+	if err := k8s.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, secret, func(s *corev1.Secret) error {
+		if string(s.Data["password"]) != mine || string(s.Data["redis-auth.conf"]) != cache.RedisAuthConfig(mine) ||
+			!strings.HasPrefix(string(s.Data["uri"]), "redis://default:my%20%22own%22%20pass%5Cword@") {
+			return errors.New("redis-auth.conf and uri do not follow the new password")
+		}
+		return nil
+	})
+
+	// Auth turned off: no include, no mount, the Secret kept as it is.
+	if err := k8s.Patch(ctx, c, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"redis":{"auth":{"enabled":false}}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, sts, func(s *appsv1.StatefulSet) error {
+		for _, v := range s.Spec.Template.Spec.Volumes {
+			if v.Name == "auth" {
+				return errors.New("the auth volume is still mounted")
+			}
+		}
+		return nil
+	})
+	waitFor(t, c, func(c *v1alpha1.Cache) error {
+		if c.Status.ObservedGeneration != c.Generation || c.Status.CredentialsSecret != "" {
+			return fmt.Errorf("generation %d observed %d, credentialsSecret %q", c.Generation, c.Status.ObservedGeneration, c.Status.CredentialsSecret)
+		}
+		return nil
+	})
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret); err != nil || string(secret.Data["password"]) != mine {
+		t.Errorf("auth turned off, the Secret is not kept as it was (%v)", err)
+	}
+}
+
+// TestCredentialsSecretTaken gives a redis Cache a name whose credentials
+// Secret exists and is not Steward's: the Cache says so, and the Secret is
+// neither changed nor claimed.
+func TestCredentialsSecretTaken(t *testing.T) {
+	ns := namespace(t)
+	ctx := context.Background()
+	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kept-credentials"},
+		Data: map[string][]byte{"password": []byte("theirs")}}
+	if err := k8s.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	c := createCache(t, ns, "kept", v1alpha1.EngineRedis)
+	waitFor(t, c, func(c *v1alpha1.Cache) error {
+		d := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionDegraded)
+		if c.Status.Phase != v1alpha1.CacheDegraded || d == nil || d.Reason != v1alpha1.ReasonNameConflict ||
+			!strings.Contains(d.Message, "kept-credentials") || strings.Contains(d.Message, "theirs") {
+			return fmt.Errorf("phase %q, Degraded %+v", c.Status.Phase, d)
+		}
+		return nil
+	})
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(foreign), foreign); err != nil || metav1.GetControllerOf(foreign) != nil ||
+		len(foreign.Data) != 1 || string(foreign.Data["password"]) != "theirs" {
+		t.Errorf("the foreign Secret was changed or taken over: %v, owners %+v, keys %d", err, foreign.OwnerReferences, len(foreign.Data))
+	}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "kept"}, &appsv1.StatefulSet{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a StatefulSet was created without its credentials Secret: %v", err)
+	}
 }
 
 func TestNameConflict(t *testing.T) {

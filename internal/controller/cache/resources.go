@@ -20,6 +20,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -57,6 +59,13 @@ const (
 	// file and the snapshot a replica loads from its primary. redis.conf
 	// leaves dir at its default, the working directory.
 	dataDir = "/data"
+	// redisAuthDir is where the rendered redis-auth.conf is mounted, apart
+	// from redisConfigDir: a mount inside a read-only ConfigMap volume could
+	// not be created.
+	redisAuthDir = "/etc/redis-auth"
+	// redisAuthFile is the name of the rendered password settings, a key of
+	// the credentials Secret and a file in redisAuthDir.
+	redisAuthFile = "redis-auth.conf"
 )
 
 // Memory shares of spec.memory given to the engine; the rest is headroom for
@@ -178,7 +187,67 @@ func RedisConfig(c *v1alpha1.Cache) string {
 		"replica-read-only yes",
 		"replica-serve-stale-data yes",
 	}
+	if c.RedisAuthEnabled() {
+		// requirepass and masterauth, from the credentials Secret: the
+		// password never is in a ConfigMap.
+		lines = append(lines, "include "+redisAuthDir+"/"+redisAuthFile)
+	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// RedisAuthConfig renders the password settings redis.conf includes:
+// clients must authenticate (requirepass), and replicas authenticate to
+// their primary (masterauth), with the same password.
+func RedisAuthConfig(password string) string {
+	q := redisQuote(password)
+	return "# Rendered by Steward from the key password of this Secret; edits are overwritten.\n" +
+		"requirepass " + q + "\nmasterauth " + q + "\n"
+}
+
+// redisQuote quotes s as a double-quoted argument of redis.conf: a quote
+// and a backslash are escaped with a backslash, and every byte that is not
+// printable ASCII is written as \xHH, which redis reads back byte for
+// byte. Any password survives, spaces, quotes and UTF-8 included.
+func redisQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := range len(s) {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c >= 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// CredentialsData is the content of a redis Cache's credentials Secret:
+// the password, the primary's address, a redis:// uri and the rendered
+// settings the nodes include.
+func CredentialsData(c *v1alpha1.Cache, password string) map[string][]byte {
+	host, port, _ := net.SplitHostPort(c.Endpoint())
+	uri := url.URL{Scheme: "redis", User: url.UserPassword("default", password), Host: net.JoinHostPort(host, port)}
+	return map[string][]byte{
+		"password":    []byte(password),
+		"host":        []byte(host),
+		"port":        []byte(port),
+		"uri":         []byte(uri.String()),
+		redisAuthFile: []byte(RedisAuthConfig(password)),
+	}
+}
+
+// CredentialsSecret is the credentials Secret of a redis Cache.
+func CredentialsSecret(c *v1alpha1.Cache, data map[string][]byte) *corev1ac.SecretApplyConfiguration {
+	return corev1ac.Secret(c.CredentialsName(), c.Namespace).
+		WithLabels(Labels(c)).
+		WithOwnerReferences(ownerReference(c)).
+		WithType(corev1.SecretTypeOpaque).
+		WithData(data)
 }
 
 // SelectorLabels select a Cache's pods. They never change for the life of
@@ -286,15 +355,32 @@ func RedisStatefulSet(c *v1alpha1.Cache) *appsv1ac.StatefulSetApplyConfiguration
 			corev1ac.VolumeMount().WithName("config").WithMountPath(redisConfigDir).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName("data").WithMountPath(dataDir),
 		).
+		// redis-cli reads REDISCLI_AUTH: the probe, and anyone who runs
+		// it in the container, authenticates.
 		WithReadinessProbe(corev1ac.Probe().
 			WithExec(corev1ac.ExecAction().WithCommand("redis-cli", "-p", strconv.Itoa(v1alpha1.RedisPort), "ping")).
 			WithPeriodSeconds(5).WithTimeoutSeconds(2).WithFailureThreshold(3)).
 		WithLivenessProbe(tcpProbe(10))
+	if c.RedisAuthEnabled() {
+		container.
+			WithEnv(corev1ac.EnvVar().WithName("REDISCLI_AUTH").WithValueFrom(corev1ac.EnvVarSource().
+				WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(c.CredentialsName()).WithKey("password")))).
+			WithVolumeMounts(corev1ac.VolumeMount().WithName("auth").WithMountPath(redisAuthDir).WithReadOnly(true))
+	}
+	// WithContainers copies the container: it is complete by now.
 	pod := corev1ac.PodSpec().
 		WithContainers(container).
 		WithSecurityContext(podSecurityContext(redisUID).WithFSGroup(redisUID)).
 		WithVolumes(corev1ac.Volume().WithName("config").
 			WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(c.Name)))
+	if c.RedisAuthEnabled() {
+		// Readable by the redis group only: fsGroup makes it the file's group.
+		pod.WithVolumes(corev1ac.Volume().WithName("auth").
+			WithSecret(corev1ac.SecretVolumeSource().
+				WithSecretName(c.CredentialsName()).
+				WithItems(corev1ac.KeyToPath().WithKey(redisAuthFile).WithPath(redisAuthFile)).
+				WithDefaultMode(0o440)))
+	}
 	spec := appsv1ac.StatefulSetSpec().
 		WithReplicas(DesiredReplicas(c)).
 		WithServiceName(c.HeadlessServiceName()).

@@ -17,6 +17,7 @@ limitations under the License.
 package cache
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -172,7 +173,15 @@ func TestRedisChildren(t *testing.T) {
 	}
 	env := map[string]string{}
 	for _, e := range ctr.Env {
-		env[*e.Name] = *e.Value
+		if e.Value != nil {
+			env[*e.Name] = *e.Value
+		} else {
+			ref := e.ValueFrom.SecretKeyRef
+			env[*e.Name] = "secret " + *ref.Name + " " + *ref.Key
+		}
+	}
+	if env["REDISCLI_AUTH"] != "secret sessions-credentials password" {
+		t.Errorf("REDISCLI_AUTH = %q, want the credentials Secret's password", env["REDISCLI_AUTH"])
 	}
 	if env["REDIS_PRIMARY_HOST"] != "sessions-0.sessions-headless.prod.svc" || env["REDIS_PRIMARY_PORT"] != "6379" || env["REDIS_CONFIG"] != "/etc/redis/redis.conf" {
 		t.Errorf("env = %v", env)
@@ -226,6 +235,81 @@ func TestRedisChildren(t *testing.T) {
 	}
 	if got := c.Endpoint(); got != "sessions.prod.svc:6379" {
 		t.Errorf("Endpoint = %q", got)
+	}
+}
+
+// TestRedisAuth checks what a password asks of the children: redis.conf
+// includes the password settings from the credentials Secret, mounted
+// apart from the ConfigMap, readable by the redis group only; and nothing
+// of it with auth turned off, or for memcached.
+func TestRedisAuth(t *testing.T) {
+	c := newCache(v1alpha1.EngineRedis)
+	if !c.RedisAuthEnabled() || c.CredentialsName() != "sessions-credentials" {
+		t.Fatalf("a redis Cache asks for a password by default: %t, %s", c.RedisAuthEnabled(), c.CredentialsName())
+	}
+	if conf := RedisConfig(c); !strings.HasSuffix(conf, "\ninclude /etc/redis-auth/redis-auth.conf\n") {
+		t.Errorf("redis.conf does not end with the include:\n%s", conf)
+	}
+	pod := RedisStatefulSet(c).Spec.Template.Spec
+	var auth *corev1ac.VolumeApplyConfiguration
+	for i := range pod.Volumes {
+		if *pod.Volumes[i].Name == "auth" {
+			auth = &pod.Volumes[i]
+		}
+	}
+	if auth == nil || auth.Secret == nil || *auth.Secret.SecretName != "sessions-credentials" ||
+		len(auth.Secret.Items) != 1 || *auth.Secret.Items[0].Key != "redis-auth.conf" || *auth.Secret.DefaultMode != 0o440 {
+		t.Fatalf("auth volume = %+v", auth)
+	}
+	mounts := map[string]string{}
+	for _, m := range pod.Containers[0].VolumeMounts {
+		mounts[*m.Name] = *m.MountPath
+	}
+	if mounts["auth"] != "/etc/redis-auth" || mounts["config"] != "/etc/redis" {
+		t.Errorf("mounts = %v", mounts)
+	}
+
+	data := CredentialsData(c, testPassword)
+	if string(data["password"]) != testPassword || string(data["host"]) != "sessions.prod.svc" || string(data["port"]) != "6379" {
+		t.Errorf("credentials = password %t, host %s, port %s", string(data["password"]) == testPassword, data["host"], data["port"])
+	}
+	u, err := url.Parse(string(data["uri"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := u.User.Password(); u.Scheme != "redis" || u.User.Username() != "default" || p != testPassword || u.Host != "sessions.prod.svc:6379" {
+		t.Errorf("uri: scheme %s, user %s, password kept %t, host %s", u.Scheme, u.User.Username(), p == testPassword, u.Host)
+	}
+	want := `requirepass "p\"a\\ss w0rd\x09# $HOME '\xc3\xa9'"`
+	if conf := string(data["redis-auth.conf"]); !strings.Contains(conf, "\n"+want+"\n") {
+		t.Errorf("redis-auth.conf lacks %s", want)
+	}
+	if s := CredentialsSecret(c, data); *s.Name != "sessions-credentials" || s.OwnerReferences[0].UID == nil {
+		t.Errorf("Secret %s, owners %v", *s.Name, s.OwnerReferences)
+	}
+
+	off := newCache(v1alpha1.EngineRedis, func(c *v1alpha1.Cache) {
+		c.Spec.Redis = &v1alpha1.RedisSettings{Auth: &v1alpha1.RedisAuth{Enabled: new(false)}}
+	})
+	if off.RedisAuthEnabled() || strings.Contains(RedisConfig(off), "include") {
+		t.Errorf("auth turned off, redis.conf:\n%s", RedisConfig(off))
+	}
+	offPod := RedisStatefulSet(off).Spec.Template.Spec
+	for _, v := range offPod.Volumes {
+		if *v.Name == "auth" {
+			t.Errorf("auth turned off, and still an auth volume")
+		}
+	}
+	for _, e := range offPod.Containers[0].Env {
+		if *e.Name == "REDISCLI_AUTH" {
+			t.Errorf("auth turned off, and still REDISCLI_AUTH")
+		}
+	}
+	if a, b := RedisStatefulSet(off).Spec.Template.Annotations[v1alpha1.AnnotationConfigHash], RedisStatefulSet(c).Spec.Template.Annotations[v1alpha1.AnnotationConfigHash]; a == b {
+		t.Errorf("turning auth off does not restart the nodes: the config hash is the same")
+	}
+	if newCache(v1alpha1.EngineMemcached).RedisAuthEnabled() {
+		t.Errorf("memcached asks for a password")
 	}
 }
 

@@ -58,12 +58,12 @@ func TestRedisConfigLoads(t *testing.T) {
 					c.Spec.Redis = &v1alpha1.RedisSettings{Persistence: &v1alpha1.RedisPersistence{Enabled: true}}
 				}
 			})
-			conf := writeFile(t, "redis.conf", RedisConfig(c))
+			conf := redisConfFiles(t, c, testPassword)
 			port := freePort(t)
 			cmd := exec.Command(server, conf, "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
 			cmd.Dir = t.TempDir() // the pod's workingDir
 			start(t, cmd)
-			r := dialRedis(t, port)
+			r := dialRedis(t, port, testPassword)
 
 			want := map[string]string{
 				"maxmemory":        strconv.FormatInt(RedisMaxMemory(c), 10),
@@ -83,13 +83,73 @@ func TestRedisConfigLoads(t *testing.T) {
 	}
 }
 
+// testPassword has what a password of the user's may have and redis.conf
+// must quote: a quote, a backslash, spaces, a tab, a hash, a dollar and
+// UTF-8.
+const testPassword = "p\"a\\ss w0rd\t# $HOME 'é'"
+
+// redisConfFiles writes what a redis pod mounts, redis.conf and, when the
+// Cache asks for a password, redis-auth.conf, the latter in a directory of
+// the test's instead of redisAuthDir. It returns redis.conf's path.
+func redisConfFiles(t *testing.T, c *v1alpha1.Cache, password string) string {
+	t.Helper()
+	conf := RedisConfig(c)
+	if c.RedisAuthEnabled() {
+		auth := writeFile(t, redisAuthFile, string(CredentialsData(c, password)[redisAuthFile]))
+		include := "include " + redisAuthDir + "/" + redisAuthFile + "\n"
+		if !strings.Contains(conf, include) {
+			t.Fatalf("redis.conf does not include the password settings:\n%s", conf)
+		}
+		conf = strings.Replace(conf, include, "include "+auth+"\n", 1)
+	}
+	return writeFile(t, "redis.conf", conf)
+}
+
+// TestRedisAuthServer checks the password settings on a real server: a client
+// that has not authenticated is refused, one with the password is served,
+// and with auth turned off nothing is asked.
+func TestRedisAuthServer(t *testing.T) {
+	server := requireBinary(t, "redis-server", "redis-server")
+	for _, enabled := range []bool{true, false} {
+		t.Run(fmt.Sprintf("enabled=%t", enabled), func(t *testing.T) {
+			c := newCache(v1alpha1.EngineRedis, func(c *v1alpha1.Cache) {
+				c.Spec.Redis = &v1alpha1.RedisSettings{Auth: &v1alpha1.RedisAuth{Enabled: &enabled}}
+			})
+			port := freePort(t)
+			cmd := exec.Command(server, redisConfFiles(t, c, testPassword), "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
+			cmd.Dir = t.TempDir()
+			start(t, cmd)
+			password := ""
+			if enabled {
+				password = testPassword
+			}
+			dialRedis(t, port, password) // authenticates when asked to, and PINGs
+			anonymous := &redisConn{conn: dial(t, port)}
+			anonymous.r = bufio.NewReader(anonymous.conn)
+			got, err := anonymous.do("GET", "k")
+			switch {
+			case enabled && (err == nil || !strings.HasPrefix(err.Error(), "NOAUTH")):
+				t.Errorf("GET without AUTH = %q, %v; want NOAUTH", got, err)
+			case !enabled && err != nil:
+				t.Errorf("GET without auth = %v", err)
+			}
+			if enabled {
+				if _, err := anonymous.do("AUTH", "wrong"); err == nil {
+					t.Errorf("AUTH with a wrong password succeeded")
+				}
+			}
+		})
+	}
+}
+
 // TestRedisReplicaOf starts a primary and a replica through the StatefulSet's
-// start script, as ordinals 0 and 1, and checks that a key written to the
-// primary reaches the replica, which refuses writes.
+// start script, as ordinals 0 and 1, with a password that needs quoting, and
+// checks that a key written to the primary reaches the replica (which
+// authenticates to the primary with masterauth), which refuses writes.
 func TestRedisReplicaOf(t *testing.T) {
 	server := requireBinary(t, "redis-server", "redis-server")
 	c := newCache(v1alpha1.EngineRedis)
-	conf := writeFile(t, "redis.conf", RedisConfig(c))
+	conf := redisConfFiles(t, c, testPassword)
 	primaryPort, replicaPort := freePort(t), freePort(t)
 	node := func(hostname string, port int) *exec.Cmd {
 		cmd := exec.Command("sh", "-c", RedisStartScript, "redis-server",
@@ -105,7 +165,7 @@ func TestRedisReplicaOf(t *testing.T) {
 	}
 	start(t, node("sessions-0", primaryPort))
 	start(t, node("sessions-1", replicaPort))
-	primary, replica := dialRedis(t, primaryPort), dialRedis(t, replicaPort)
+	primary, replica := dialRedis(t, primaryPort, testPassword), dialRedis(t, replicaPort, testPassword)
 
 	if got, err := primary.do("SET", "greeting", "hello"); err != nil || got[0] != "OK" {
 		t.Fatalf("SET on the primary = %q, %v", got, err)
@@ -235,9 +295,16 @@ type redisConn struct {
 	r    *bufio.Reader
 }
 
-func dialRedis(t *testing.T, port int) *redisConn {
+// dialRedis connects, authenticates with password unless it is empty, and
+// waits for PONG.
+func dialRedis(t *testing.T, port int, password string) *redisConn {
 	conn := dial(t, port)
 	rc := &redisConn{conn: conn, r: bufio.NewReader(conn)}
+	if password != "" {
+		if _, err := rc.do("AUTH", password); err != nil {
+			t.Fatalf("AUTH: %v", err)
+		}
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for { // redis accepts connections before it has loaded its data
 		got, err := rc.do("PING")

@@ -59,6 +59,10 @@ func computeStatus(c *v1alpha1.Cache, obs observed) v1alpha1.CacheStatus {
 	st.Selector = k8slabels.SelectorFromSet(SelectorLabels(c)).String()
 	st.Endpoint = c.Endpoint()
 	st.Version = Version(c)
+	st.CredentialsSecret = ""
+	if c.RedisAuthEnabled() {
+		st.CredentialsSecret = c.CredentialsName()
+	}
 	gen := c.Generation
 	if c.EffectiveEngine() == v1alpha1.EngineMemcached {
 		st.Nodes = obs.nodes

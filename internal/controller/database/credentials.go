@@ -18,7 +18,6 @@ package database
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,14 +28,8 @@ import (
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/password"
 )
-
-// NewPassword returns a random password of 32 base32 characters (160 bits)
-// from crypto/rand. Its characters need no quoting in a URI, a shell or a
-// configuration file.
-func NewPassword() string {
-	return (rand.Text() + rand.Text())[:32]
-}
 
 // reconcileCredentials applies the owner's credentials Secret and the
 // superuser Secret. A password is generated once, when its Secret does not
@@ -56,30 +49,30 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, db *v1alpha1.Data
 		return conflictProblem(err)
 	}
 
-	username, password := db.Spec.Owner, string(owner.Data["password"])
+	username, pass := db.Spec.Owner, string(owner.Data["password"])
 	if ref := db.Spec.CredentialsSecretRef; ref != nil {
 		var p *conditions.Problem
-		if username, password, p, err = r.userCredentials(ctx, db, ref.Name); p != nil || err != nil {
+		if username, pass, p, err = r.userCredentials(ctx, db, ref.Name); p != nil || err != nil {
 			return p, err
 		}
 	}
-	if password == "" {
-		password = NewPassword()
+	if pass == "" {
+		pass = password.New()
 	}
 	superPassword := string(super.Data["password"])
 	if superPassword == "" {
-		superPassword = NewPassword()
+		superPassword = password.New()
 	}
 	replPassword := string(super.Data["replication-password"])
 	if replPassword == "" {
-		replPassword = NewPassword()
+		replPassword = password.New()
 	}
 
 	secrets := []struct {
 		live *corev1.Secret
 		data map[string][]byte
 	}{
-		{owner, CredentialsData(db, username, password)},
+		{owner, CredentialsData(db, username, pass)},
 		{super, SuperuserData(db, superPassword, replPassword)},
 	}
 	fns := make([]func() error, len(secrets))

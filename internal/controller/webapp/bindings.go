@@ -57,6 +57,13 @@ var databaseEnv = []struct{ name, key string }{
 	{"DB_NAME", "database"},
 }
 
+// cacheSecretEnv pairs each variable of a binding to a redis Cache that
+// asks for a password with its key in the Cache's credentials Secret.
+var cacheSecretEnv = []struct{ name, key string }{
+	{"CACHE_PASSWORD", "password"},
+	{"CACHE_URL", "uri"},
+}
+
 // Bindings are the objects a WebApp's bindings resolve to.
 type Bindings struct {
 	// Cache is the Cache spec.cache names, or nil.
@@ -91,6 +98,14 @@ func bindingEnv(app *v1alpha1.WebApp, b Bindings) []*corev1ac.EnvVarApplyConfigu
 		host, port := cacheAddress(b.Cache)
 		add(corev1ac.EnvVar().WithName(bind.Prefix + "CACHE_HOST").WithValue(host))
 		add(corev1ac.EnvVar().WithName(bind.Prefix + "CACHE_PORT").WithValue(port))
+		if b.Cache.RedisAuthEnabled() {
+			secret := b.Cache.CredentialsName()
+			for _, v := range cacheSecretEnv {
+				add(corev1ac.EnvVar().WithName(bind.Prefix + v.name).
+					WithValueFrom(corev1ac.EnvVarSource().
+						WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(secret).WithKey(v.key))))
+			}
+		}
 	}
 	return env
 }

@@ -255,6 +255,40 @@ func TestCacheBinding(t *testing.T) {
 	if got := env["STORE_CACHE_PORT"].Value; got != "11211" {
 		t.Errorf("STORE_CACHE_PORT = %q", got)
 	}
+	if _, ok := env["STORE_CACHE_PASSWORD"]; ok {
+		t.Errorf("a memcached binding has a password")
+	}
+}
+
+// TestRedisCacheBinding binds a WebApp to a redis Cache, which asks for a
+// password: the container gets it, and a redis:// uri with it, as
+// secretKeyRefs to the Cache's credentials Secret, never as values.
+func TestRedisCacheBinding(t *testing.T) {
+	ns := namespace(t)
+	c := &v1alpha1.Cache{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "store"},
+		Spec:       v1alpha1.CacheSpec{Engine: v1alpha1.EngineRedis},
+	}
+	if err := k8s.Create(context.Background(), c); err != nil {
+		t.Fatalf("creating Cache: %v", err)
+	}
+	app := createApp(t, ns, "web", func(a *v1alpha1.WebApp) {
+		a.Spec.Cache = &v1alpha1.WebAppBinding{Ref: "store"}
+	})
+	waitsWith(t, app, v1alpha1.ReasonWaitingForCache, "store")
+	apitest.RollOutStatefulSet(t, k8s, timeout, client.ObjectKey{Namespace: ns, Name: "store"}, -1)
+	dep := waitFor(t, named(&appsv1.Deployment{}, ns, "web"), nil)
+	env := envByName(dep)
+	if got := env["CACHE_PORT"].Value; got != "6379" {
+		t.Errorf("CACHE_PORT = %q", got)
+	}
+	for name, key := range map[string]string{"CACHE_PASSWORD": "password", "CACHE_URL": "uri"} {
+		e := env[name]
+		if e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
+			e.ValueFrom.SecretKeyRef.Name != "store-credentials" || e.ValueFrom.SecretKeyRef.Key != key {
+			t.Errorf("%s is not a secretKeyRef to store-credentials, key %s: %+v", name, key, e)
+		}
+	}
 }
 
 func TestMissingCache(t *testing.T) {

@@ -79,12 +79,19 @@ done
 echo "$out"`,
 	},
 	{
-		What:  "Redis: a key set through the Cache store's Service, which selects the primary, read back from the replica store-1 by its DNS name",
+		What:  "Redis: a key set through the Cache store's Service, which selects the primary, read back from the replica store-1 by its DNS name, with the password of the credentials Secret; without it the primary refuses",
 		Want:  "from the slave",
 		name:  "demo-redis",
 		image: "redis:7.0",
 		uid:   999,
+		// redis-cli reads REDISCLI_AUTH.
+		env: []secretEnv{{"REDISCLI_AUTH", "store-credentials", "password"}},
 		script: `set -e
+refused=$(REDISCLI_AUTH= redis-cli -h store.default.svc get demo-key 2>&1)
+case "$refused" in
+  *NOAUTH*) echo "without the password: $refused" ;;
+  *) echo "without the password the primary answered: $refused"; exit 1 ;;
+esac
 echo "set demo-key: $(redis-cli -h store.default.svc set demo-key 'hello from the demo') on the $(redis-cli -h store.default.svc role | head -1)"
 replica=store-1.store-headless.default.svc
 for i in $(seq 1 50); do
@@ -129,7 +136,7 @@ tr -d '\r' <&3`,
 		in:   "steward.dev/webapp=ecommerce-backend",
 		script: `set -e
 psql "$DATABASE_URL" -Atc "select 'database: ' || current_database() || ' as ' || current_user || ', on the primary: ' || not pg_is_in_recovery()"
-echo "cache: $(redis-cli -h "$CACHE_HOST" -p "$CACHE_PORT" ping) from $CACHE_HOST:$CACHE_PORT"`,
+echo "cache: $(REDISCLI_AUTH="$CACHE_PASSWORD" redis-cli -h "$CACHE_HOST" -p "$CACHE_PORT" ping) from $CACHE_HOST:$CACHE_PORT"`,
 	},
 	{
 		What: "AppStack: the e-commerce frontend reaches the backend through its Service",
