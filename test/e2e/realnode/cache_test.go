@@ -1,0 +1,185 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package realnode
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/steward-dev/steward/internal/testenv/devenv"
+)
+
+// TestRedisPasswordAndPersistence runs a redis Cache of a primary and a
+// replica with persistence, and checks with redis-cli in its pods, across
+// the network: the primary refuses a client without the password, serves
+// one with the password of the credentials Secret, and the replica
+// replicates (it authenticates to the primary). Then a password of the
+// user's, with characters redis.conf must quote, is put in the Secret and
+// the nodes restarted, as the docs say: the new password is asked, the old
+// one refused, the replica replicates again, and the key written before
+// the restart is still there, from the append-only file. The test never
+// prints a password: they reach the pods on standard input.
+func TestRedisPasswordAndPersistence(t *testing.T) {
+	requireCluster(t)
+	const manifest = `apiVersion: steward.dev/v1alpha1
+kind: Cache
+metadata:
+  name: vault
+  namespace: default
+spec:
+  engine: redis
+  version: "7.0"
+  replicas: 2
+  redis:
+    persistence:
+      enabled: true
+      size: 256Mi
+`
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 5*time.Minute)
+		defer cancel()
+		for _, args := range [][]string{
+			{"delete", "cache", "vault", "--ignore-not-found", "--wait", "--timeout=240s"},
+			{"delete", "pvc", "data-vault-0", "data-vault-1", "--ignore-not-found", "--wait", "--timeout=240s"},
+		} {
+			if out, err := devenv.Kubectl(ctx, cluster, nil, args...); err != nil {
+				t.Errorf("%v: %s", err, out)
+			}
+		}
+	})
+	began := time.Now()
+	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(manifest), "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	kubectl(t, "wait", "--for=condition=Ready", "cache/vault", "--timeout=300s")
+	t.Logf("Cache vault Ready %v after kubectl apply", time.Since(began).Round(time.Millisecond))
+	if got := kubectl(t, "get", "cache", "vault", "-o", "jsonpath={.status.credentialsSecret}"); got != "vault-credentials" {
+		t.Errorf("status.credentialsSecret = %q, want vault-credentials", got)
+	}
+	generated := secretPassword(t)
+	if len(generated) != 32 {
+		t.Fatalf("the generated password has %d characters, want 32", len(generated))
+	}
+
+	// cli runs redis-cli in the replica's pod against the primary's
+	// Service; with a password, that on standard input, without one the
+	// container's own REDISCLI_AUTH.
+	cli := func(password *string, args string) string {
+		t.Helper()
+		script := `redis-cli -h vault.default.svc ` + args
+		var stdin []byte
+		if password != nil {
+			script = `IFS= read -r pw; REDISCLI_AUTH="$pw" ` + script
+			stdin = []byte(*password + "\n")
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		out, err := devenv.Kubectl(ctx, cluster, stdin, "exec", "-i", "vault-1", "-c", "cache", "--", "sh", "-c", script+" 2>&1")
+		if err != nil {
+			t.Fatalf("redis-cli %s: %v: %s", args, err, out)
+		}
+		return strings.TrimSpace(out)
+	}
+	none := ""
+	if out := cli(&none, "get greeting"); !strings.Contains(out, "NOAUTH") {
+		t.Errorf("without a password the primary answered: %q", out)
+	}
+	if out := cli(nil, "set greeting 'written before the restart'"); out != "OK" {
+		t.Fatalf("SET with the container's REDISCLI_AUTH: %q", out)
+	}
+	if out := cli(&generated, "get greeting"); out != "written before the restart" {
+		t.Errorf("GET with the Secret's password: %q", out)
+	}
+	replicaLinkUp(t, "with the generated password")
+	mode := kubectl(t, "exec", "vault-0", "-c", "cache", "--", "stat", "-L", "-c", "%a %u:%g", "/etc/redis-auth/redis-auth.conf")
+	if strings.TrimSpace(mode) != "440 0:999" {
+		t.Errorf("redis-auth.conf in the pod: mode, owner and group %q, want 440 0:999", mode)
+	}
+
+	// The user's own password, with what redis.conf must quote.
+	mine := `it's "mine" \ #1 é`
+	patch, err := json.Marshal(map[string]any{"stringData": map[string]string{"password": mine}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := devenv.Kubectl(t.Context(), cluster, patch, "patch", "secret", "vault-credentials", "--type=merge", "--patch-file=/dev/stdin"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	eventually(t, time.Minute, "redis-auth.conf rendered from the new password", func() error {
+		conf := secretKey(t, "redis-auth.conf")
+		if !strings.Contains(conf, `requirepass "it's \"mine\" \\ #1 \xc3\xa9"`) {
+			return errNotYet
+		}
+		return nil
+	})
+	restarted := time.Now()
+	kubectl(t, "rollout", "restart", "statefulset/vault")
+	kubectl(t, "rollout", "status", "statefulset/vault", "--timeout=300s")
+	kubectl(t, "wait", "--for=condition=Ready", "cache/vault", "--timeout=300s")
+	t.Logf("both nodes restarted with the new password, Ready %v after the restart began", time.Since(restarted).Round(time.Millisecond))
+
+	if out := cli(&mine, "get greeting"); out != "written before the restart" {
+		t.Errorf("after the restart, GET with the new password: %q", out)
+	}
+	if out := cli(nil, "ping"); out != "PONG" {
+		t.Errorf("after the restart, the container's REDISCLI_AUTH: %q", out)
+	}
+	if out := cli(&generated, "get greeting"); !strings.Contains(out, "WRONGPASS") && !strings.Contains(out, "NOAUTH") {
+		t.Errorf("after the restart, the old password was not refused: %q", out)
+	}
+	replicaLinkUp(t, "with the new password")
+}
+
+// errNotYet is what a poll returns until its state is reached.
+var errNotYet = errors.New("not yet")
+
+// secretKey returns a key of vault-credentials, decoded.
+func secretKey(t *testing.T, key string) string {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString(kubectl(t, "get", "secret", "vault-credentials", "-o", "jsonpath={.data."+strings.ReplaceAll(key, ".", `\.`)+"}"))
+	if err != nil {
+		t.Fatalf("decoding key %s: %v", key, err)
+	}
+	return string(b)
+}
+
+// secretPassword returns the password of vault-credentials.
+func secretPassword(t *testing.T) string {
+	t.Helper()
+	return secretKey(t, "password")
+}
+
+// replicaLinkUp waits until vault-1 replicates from vault-0.
+func replicaLinkUp(t *testing.T, when string) {
+	t.Helper()
+	eventually(t, 2*time.Minute, "the replica vault-1 streaming from the primary "+when, func() error {
+		out, err := devenv.Kubectl(t.Context(), cluster, nil, "exec", "vault-1", "-c", "cache", "--", "redis-cli", "info", "replication")
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(out, "role:slave") || !strings.Contains(out, "master_link_status:up") {
+			return errNotYet
+		}
+		return nil
+	})
+	t.Logf("vault-1 replicates from vault-0 %s", when)
+}
