@@ -19,8 +19,8 @@ package cache_test
 import (
 	"context"
 	"errors"
-	"maps"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"

@@ -87,7 +87,7 @@ echo "$out"`,
 		// redis-cli reads REDISCLI_AUTH.
 		env: []secretEnv{{"REDISCLI_AUTH", "store-credentials", "password"}},
 		script: `set -e
-refused=$(REDISCLI_AUTH= redis-cli -h store.default.svc get demo-key 2>&1)
+refused=$(env -u REDISCLI_AUTH redis-cli -h store.default.svc get demo-key 2>&1)
 case "$refused" in
   *NOAUTH*) echo "without the password: $refused" ;;
   *) echo "without the password the primary answered: $refused"; exit 1 ;;

@@ -21,6 +21,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -80,24 +81,32 @@ spec:
 		t.Fatalf("the generated password has %d characters, want 32", len(generated))
 	}
 
-	// cli runs redis-cli in the replica's pod against the primary's
-	// Service; with a password, that on standard input, without one the
-	// container's own REDISCLI_AUTH.
-	cli := func(password *string, args string) string {
-		t.Helper()
+	// try runs redis-cli in the replica's pod against the primary's
+	// Service: with a password, that on standard input; with an empty one,
+	// none; with nil, the container's own REDISCLI_AUTH. cli fails the test
+	// when kubectl does.
+	try := func(password *string, args string) (string, error) {
 		script := `redis-cli -h vault.default.svc ` + args
 		var stdin []byte
-		if password != nil {
+		switch {
+		case password != nil && *password == "":
+			script = `env -u REDISCLI_AUTH ` + script
+		case password != nil:
 			script = `IFS= read -r pw; REDISCLI_AUTH="$pw" ` + script
 			stdin = []byte(*password + "\n")
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
 		out, err := devenv.Kubectl(ctx, cluster, stdin, "exec", "-i", "vault-1", "-c", "cache", "--", "sh", "-c", script+" 2>&1")
+		return strings.TrimSpace(out), err
+	}
+	cli := func(password *string, args string) string {
+		t.Helper()
+		out, err := try(password, args)
 		if err != nil {
 			t.Fatalf("redis-cli %s: %v: %s", args, err, out)
 		}
-		return strings.TrimSpace(out)
+		return out
 	}
 	none := ""
 	if out := cli(&none, "get greeting"); !strings.Contains(out, "NOAUTH") {
@@ -137,9 +146,26 @@ spec:
 	kubectl(t, "wait", "--for=condition=Ready", "cache/vault", "--timeout=300s")
 	t.Logf("both nodes restarted with the new password, Ready %v after the restart began", time.Since(restarted).Round(time.Millisecond))
 
-	if out := cli(&mine, "get greeting"); out != "written before the restart" {
-		t.Errorf("after the restart, GET with the new password: %q", out)
-	}
+	// The Service's new address for the restarted primary reaches the
+	// node's proxy a moment after the pod is ready.
+	ready := time.Now()
+	tries := 0
+	eventually(t, 2*time.Minute, "the key written before the restart, read with the new password", func() error {
+		tries++
+		out, err := try(&mine, "get greeting")
+		if err != nil {
+			if tries%10 == 1 {
+				t.Logf("%v after Ready: %s; the Service's endpoints: %s", time.Since(ready).Round(time.Millisecond), out,
+					kubectl(t, "get", "endpointslices", "-l", "kubernetes.io/service-name=vault", "-o", `jsonpath={range .items[*].endpoints[*]}{.addresses[0]} {.conditions.ready} {.targetRef.name}; {end}`))
+			}
+			return fmt.Errorf("%w: %s", err, out)
+		}
+		if out != "written before the restart" {
+			return fmt.Errorf("GET greeting = %q", out)
+		}
+		return nil
+	})
+	t.Logf("the key read back with the new password %v after the Cache was Ready again", time.Since(ready).Round(time.Millisecond))
 	if out := cli(nil, "ping"); out != "PONG" {
 		t.Errorf("after the restart, the container's REDISCLI_AUTH: %q", out)
 	}
