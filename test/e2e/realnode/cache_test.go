@@ -197,6 +197,7 @@ func secretPassword(t *testing.T) string {
 // replicaLinkUp waits until vault-1 replicates from vault-0.
 func replicaLinkUp(t *testing.T, when string) {
 	t.Helper()
+	began := time.Now()
 	eventually(t, 2*time.Minute, "the replica vault-1 streaming from the primary "+when, func() error {
 		out, err := devenv.Kubectl(t.Context(), cluster, nil, "exec", "vault-1", "-c", "cache", "--", "redis-cli", "info", "replication")
 		if err != nil {
@@ -207,5 +208,8 @@ func replicaLinkUp(t *testing.T, when string) {
 		}
 		return nil
 	})
-	t.Logf("vault-1 replicates from vault-0 %s", when)
+	t.Logf("vault-1 replicates from vault-0 %s, %v after the check began", when, time.Since(began).Round(time.Millisecond))
+	if time.Since(began) > 10*time.Second {
+		t.Logf("vault-1's log:\n%s", kubectl(t, "logs", "vault-1", "-c", "cache", "--tail=25"))
+	}
 }
