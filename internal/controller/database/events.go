@@ -23,7 +23,6 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/metrics"
-	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
 // announce emits events and metrics for the transition from the current
@@ -33,7 +32,7 @@ func (r *Reconciler) announce(db *v1alpha1.Database, next *v1alpha1.DatabaseStat
 	r.announceStorageGrowthBlocked(db, next)
 	if prev.Phase == next.Phase {
 		if next.Phase == v1alpha1.DatabaseDegraded {
-			r.announceStuckPods(db, next)
+			r.announceNewCause(db, next)
 		}
 		return
 	}
@@ -53,13 +52,17 @@ func (r *Reconciler) announce(db *v1alpha1.Database, next *v1alpha1.DatabaseStat
 	}
 }
 
-// announceStuckPods emits a Warning event when a Database that is Degraded
-// already is found to have a pod that cannot start, or a different such
-// cause.
-func (r *Reconciler) announceStuckPods(db *v1alpha1.Database, next *v1alpha1.DatabaseStatus) {
-	if d := stuckpods.NewlyStuck(db.Status.Conditions, next.Conditions); d != nil {
-		r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, d.Reason, "Deploy", "%s", d.Message)
+// announceNewCause emits a Warning event when a Database that is Degraded
+// already is Degraded for another reason: a pod that cannot start, or a
+// setting the servers refused, found once the earlier problem cleared. The
+// phase does not change, so no transition announces it.
+func (r *Reconciler) announceNewCause(db *v1alpha1.Database, next *v1alpha1.DatabaseStatus) {
+	before := meta.FindStatusCondition(db.Status.Conditions, v1alpha1.ConditionDegraded)
+	d := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionDegraded)
+	if d == nil || d.Status != metav1.ConditionTrue || (before != nil && before.Status == metav1.ConditionTrue && before.Reason == d.Reason) {
+		return
 	}
+	r.Recorder.Eventf(db, nil, corev1.EventTypeWarning, d.Reason, "Deploy", "%s", d.Message)
 }
 
 // announceStorageGrowthBlocked emits a Warning event when volumes over the

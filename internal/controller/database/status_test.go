@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/conditions"
@@ -222,5 +223,30 @@ func TestSettleDelay(t *testing.T) {
 	}
 	if got := settleDelay(db, nil, ready, now); got != 0 {
 		t.Errorf("ready: delay %s, want none", got)
+	}
+}
+
+// TestNewCauseWhileDegradedIsAnnounced: a Database Degraded already that is
+// Degraded for another reason gets a Warning event with it; the same
+// reason again, with another message, gets none.
+func TestNewCauseWhileDegradedIsAnnounced(t *testing.T) {
+	degraded := func(reason, msg string) *v1alpha1.DatabaseStatus {
+		return &v1alpha1.DatabaseStatus{Phase: v1alpha1.DatabaseDegraded, Conditions: []metav1.Condition{
+			{Type: v1alpha1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: reason, Message: msg},
+		}}
+	}
+	rec := events.NewFakeRecorder(10)
+	r := &Reconciler{Recorder: rec}
+	r.announce(orders(degraded(v1alpha1.ReasonUnavailable, "1 of 2 instances ready")),
+		degraded(v1alpha1.ReasonParameterRefused, "timezone on orders-0: invalid value"))
+	r.announce(orders(degraded(v1alpha1.ReasonParameterRefused, "timezone on orders-0: invalid value")),
+		degraded(v1alpha1.ReasonParameterRefused, "timezone on orders-0, orders-1: invalid value"))
+	close(rec.Events)
+	var got []string
+	for e := range rec.Events {
+		got = append(got, e)
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "Warning ParameterRefused") || !strings.Contains(got[0], "timezone on orders-0") {
+		t.Errorf("events = %q, want one Warning ParameterRefused", got)
 	}
 }
