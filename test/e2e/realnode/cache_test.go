@@ -210,6 +210,6 @@ func replicaLinkUp(t *testing.T, when string) {
 	})
 	t.Logf("vault-1 replicates from vault-0 %s, %v after the check began", when, time.Since(began).Round(time.Millisecond))
 	if time.Since(began) > 10*time.Second {
-		t.Logf("vault-1's log:\n%s", kubectl(t, "logs", "vault-1", "-c", "cache", "--tail=25"))
+		t.Logf("vault-1's log:\n%s", kubectl(t, "logs", "vault-1", "-c", "cache", "--tail=80"))
 	}
 }
