@@ -9,9 +9,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 realnode=./test/e2e/realnode
 log=$(mktemp)
 pkglog=$(mktemp)
-trap 'rm -f "$log" "$pkglog"' EXIT
+times=$(mktemp)
+trap 'rm -f "$log" "$pkglog" "$times"' EXIT
 # shellcheck disable=SC2086 # GO_TEST_FLAGS holds several flags.
-go test ${GO_TEST_FLAGS:-} "$realnode" >"$log" 2>&1 &
+STEWARD_REALNODE_TIMES=$times go test ${GO_TEST_FLAGS:-} "$realnode" >"$log" 2>&1 &
 pid=$!
 rc=0
 # shellcheck disable=SC2046,SC2086
@@ -23,6 +24,10 @@ fi
 realrc=0
 wait "$pid" || realrc=$?
 cat "$log"
+if [ -s "$times" ]; then
+  echo "$realnode, each test's time:"
+  cat "$times"
+fi
 if [ "$rc" -ne 0 ] || [ "$fuzzrc" -ne 0 ] || [ "$realrc" -ne 0 ]; then
   # The real-node suite's dump of the cluster can be long: what failed is
   # repeated after it.

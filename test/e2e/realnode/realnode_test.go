@@ -140,12 +140,38 @@ const sampleKinds = "webapps,databases,caches,appconfigs,appstacks"
 func requireCluster(t *testing.T) {
 	t.Helper()
 	if unavailable == nil {
+		recordDuration(t)
 		return
 	}
 	if os.Getenv("STEWARD_REQUIRE_REAL_NODE") == "1" {
 		t.Fatalf("STEWARD_REQUIRE_REAL_NODE=1: %v", unavailable)
 	}
 	t.Skipf("skipping: %v (STEWARD_REQUIRE_REAL_NODE=1 makes this a failure)", unavailable)
+}
+
+// recordDuration appends the test's name and duration, its cleanups
+// included, to the file STEWARD_REALNODE_TIMES names, if any: make test
+// prints it, as go test prints no time for a passing test of a package
+// that passed.
+func recordDuration(t *testing.T) {
+	path := os.Getenv("STEWARD_REALNODE_TIMES")
+	if path == "" {
+		return
+	}
+	began := time.Now()
+	t.Cleanup(func() {
+		result := "ok"
+		if t.Failed() {
+			result = "FAILED"
+		}
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Logf("recording the test's duration: %v", err)
+			return
+		}
+		defer f.Close()
+		fmt.Fprintf(f, "%-50s %7.1f s  %s\n", t.Name(), time.Since(began).Seconds(), result)
+	})
 }
 
 // builtImages returns the archives `make images` writes to bin/images that
