@@ -598,14 +598,27 @@ func (w *writer) stop(t *testing.T) (gap time.Duration, writes, failed int) {
 	return gap, writes, failed
 }
 
-// TestParameterTheServerRefuses sets a restart-only parameter that passes
-// admission (a string) but that PostgreSQL refuses at start: a preload
-// library that does not exist. The rolling restart reaches the replica
-// first, whose server exits with its own FATAL line: the Database turns
-// Degraded with that line, the primary keeps running untouched with its
-// configuration, and removing the parameter brings the replica back.
+// TestParameterTheServerRefuses checks parameters that pass admission but
+// that the servers refuse, PostgreSQL's and MariaDB's side by side.
 func TestParameterTheServerRefuses(t *testing.T) {
 	requireCluster(t)
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		postgresRefuses(t)
+	})
+	t.Run("mariadb", func(t *testing.T) {
+		t.Parallel()
+		mariadbRefusesAtReload(t)
+	})
+}
+
+// postgresRefuses sets a restart-only parameter that PostgreSQL refuses
+// at start: a preload library that does not exist. The rolling restart
+// reaches the replica first, whose server exits with its own FATAL line:
+// the Database turns Degraded with that line, the primary keeps running
+// untouched with its configuration, and removing the parameter brings the
+// replica back. Then a reloadable value both servers refuse at reload.
+func postgresRefuses(t *testing.T) {
 	applyDatabase(t, "refused", "postgres", "15", 2, "")
 	started := mustSQL(t, postgresSuper, "refused-0", "select pg_postmaster_start_time()")
 
@@ -683,4 +696,58 @@ func TestParameterTheServerRefuses(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// mariadbRefusesAtReload sets a value MariaDB's SET GLOBAL refuses (an
+// sql_mode that does not exist) beside one it takes: the server runs on,
+// unrestarted, with the other value applied and its sql_mode as before,
+// and the Database says which setting was refused, in MariaDB's words,
+// until the value is removed.
+func mariadbRefusesAtReload(t *testing.T) {
+	const pod = "refusedm-0"
+	applyDatabase(t, "refusedm", "mariadb", "10.11", 1, "")
+	uptime := func() int {
+		t.Helper()
+		out := mustSQL(t, mariadbSuper, pod, "select variable_value from information_schema.global_status where variable_name = 'UPTIME'")
+		n, err := strconv.Atoi(strings.TrimSpace(out))
+		if err != nil {
+			t.Fatalf("Uptime %q: %v", out, err)
+		}
+		return n
+	}
+	up, mode := uptime(), mustSQL(t, mariadbSuper, pod, "select @@global.sql_mode")
+	kubectl(t, "patch", "database", "refusedm", "--type=merge", "-p",
+		`{"spec":{"parameters":{"max_connections":"180","sql_mode":"NOT_A_MODE"}}}`)
+	var degraded string
+	eventually(t, 2*time.Minute, "Degraded with the refusal", func() error {
+		degraded = jsonpath(t, "database/refusedm", `{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Degraded")].status} {.status.conditions[?(@.type=="Degraded")].reason}: {.status.conditions[?(@.type=="Degraded")].message}`)
+		if !strings.HasPrefix(degraded, "True True ParameterRefused: ") ||
+			!strings.Contains(degraded, "sql_mode on refusedm-0: ") || !strings.Contains(degraded, "NOT_A_MODE") {
+			return fmt.Errorf("Ready, Degraded = %q", degraded)
+		}
+		return nil
+	})
+	t.Logf("Ready, Degraded: %s", degraded)
+	if got := mustSQL(t, mariadbSuper, pod, "select @@global.max_connections"); got != "180" {
+		t.Errorf("max_connections %s beside the refused setting, want 180", got)
+	}
+	if got := mustSQL(t, mariadbSuper, pod, "select @@global.sql_mode"); got != mode {
+		t.Errorf("sql_mode %q, want the previous %q", got, mode)
+	}
+	if now := uptime(); now < up {
+		t.Errorf("the server restarted for a reload: up %d s before, %d s now", up, now)
+	}
+	if got := kubectl(t, "get", "events", "--field-selector=involvedObject.name=refusedm,reason=ParameterRefused,type=Warning", "-o", "jsonpath={.items[*].message}"); !strings.Contains(got, "sql_mode") {
+		t.Errorf("no Warning event ParameterRefused naming the setting: %q", got)
+	}
+	kubectl(t, "patch", "database", "refusedm", "--type=merge", "-p", `{"spec":{"parameters":{"sql_mode":null}}}`)
+	eventually(t, 2*time.Minute, "Running once the value is removed", func() error {
+		if got := jsonpath(t, "database/refusedm", `{.status.phase} {.status.conditions[?(@.type=="Degraded")].status} {.status.conditions[?(@.type=="Degraded")].message}`); strings.TrimSpace(got) != "Running False" {
+			return fmt.Errorf("phase, Degraded = %q", got)
+		}
+		return nil
+	})
+	if got := mustSQL(t, mariadbSuper, pod, "select @@global.max_connections"); got != "180" {
+		t.Errorf("max_connections %s once the refused value is removed, want 180", got)
+	}
 }
