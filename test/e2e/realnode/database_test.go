@@ -690,8 +690,15 @@ func postgresRefuses(t *testing.T) {
 		t.Errorf("no Warning event ParameterRefused naming the setting: %q", got)
 	}
 	kubectl(t, "patch", "database", "refused", "--type=merge", "-p", `{"spec":{"parameters":{"TimeZone":null}}}`)
+	runningAgain(t, "refused")
+}
+
+// runningAgain waits until the Database is Running and no longer
+// Degraded, once a refused value is removed.
+func runningAgain(t *testing.T, name string) {
+	t.Helper()
 	eventually(t, 2*time.Minute, "Running once the value is removed", func() error {
-		if got := jsonpath(t, "database/refused", `{.status.phase} {.status.conditions[?(@.type=="Degraded")].status} {.status.conditions[?(@.type=="Degraded")].message}`); strings.TrimSpace(got) != "Running False" {
+		if got := jsonpath(t, "database/"+name, `{.status.phase} {.status.conditions[?(@.type=="Degraded")].status} {.status.conditions[?(@.type=="Degraded")].message}`); strings.TrimSpace(got) != "Running False" {
 			return fmt.Errorf("phase, Degraded = %q", got)
 		}
 		return nil
@@ -741,12 +748,7 @@ func mariadbRefusesAtReload(t *testing.T) {
 		t.Errorf("no Warning event ParameterRefused naming the setting: %q", got)
 	}
 	kubectl(t, "patch", "database", "refusedm", "--type=merge", "-p", `{"spec":{"parameters":{"sql_mode":null}}}`)
-	eventually(t, 2*time.Minute, "Running once the value is removed", func() error {
-		if got := jsonpath(t, "database/refusedm", `{.status.phase} {.status.conditions[?(@.type=="Degraded")].status} {.status.conditions[?(@.type=="Degraded")].message}`); strings.TrimSpace(got) != "Running False" {
-			return fmt.Errorf("phase, Degraded = %q", got)
-		}
-		return nil
-	})
+	runningAgain(t, "refusedm")
 	if got := mustSQL(t, mariadbSuper, pod, "select @@global.max_connections"); got != "180" {
 		t.Errorf("max_connections %s once the refused value is removed, want 180", got)
 	}
