@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -211,5 +212,95 @@ func replicaLinkUp(t *testing.T, when string) {
 	t.Logf("vault-1 replicates from vault-0 %s, %v after the check began", when, time.Since(began).Round(time.Millisecond))
 	if time.Since(began) > 10*time.Second {
 		t.Logf("vault-1's log:\n%s", kubectl(t, "logs", "vault-1", "-c", "cache", "--tail=80"))
+	}
+}
+
+// TestRedisUnderMemoryPressure writes twice a Cache's memory into redis, in
+// batches, and checks that the share of it Steward gives redis (maxmemory,
+// 75%) holds it inside the container's limit: a cache evicts keys
+// (allkeys-lru), a store with persistence refuses writes (noeviction), and
+// neither container is killed for its memory or restarts.
+func TestRedisUnderMemoryPressure(t *testing.T) {
+	requireCluster(t)
+	const manifest = `apiVersion: steward.dev/v1alpha1
+kind: Cache
+metadata:
+  name: %s
+  namespace: default
+spec:
+  engine: redis
+  version: "7.0"
+  memory: 32Mi
+%s`
+	cases := []struct {
+		name, extra string
+		// full is in the output of a batch once redis is full.
+		full string
+	}{
+		{"squeezed", "", ""},
+		{"squeezed-store", "  redis:\n    persistence: {enabled: true, size: 256Mi}\n", "OOM command not allowed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 5*time.Minute)
+				defer cancel()
+				for _, args := range [][]string{
+					{"delete", "cache", c.name, "--ignore-not-found", "--wait", "--timeout=240s"},
+					{"delete", "pvc", "data-" + c.name + "-0", "--ignore-not-found", "--wait", "--timeout=240s"},
+				} {
+					if out, err := devenv.Kubectl(ctx, cluster, nil, args...); err != nil {
+						t.Errorf("%v: %s", err, out)
+					}
+				}
+			})
+			if out, err := devenv.Kubectl(t.Context(), cluster, []byte(fmt.Sprintf(manifest, c.name, c.extra)), "apply", "-f", "-"); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			kubectl(t, "wait", "--for=condition=Ready", "cache/"+c.name, "--timeout=300s")
+			pod := c.name + "-0"
+			// 64 batches of 1,000 values of 1 KiB: 64 MiB into 32Mi.
+			script := `for b in $(seq 1 64); do
+  out=$(redis-cli eval "for i = 1, 1000 do redis.call('SET', 'k' .. ARGV[1] .. ':' .. i, string.rep('x', 1024)) end return 1" 0 $b 2>&1)
+  case "$out" in 1) ;; *) echo "batch $b: $out"; break ;; esac
+done
+redis-cli info memory | grep -E '^(used_memory|maxmemory):'
+redis-cli info stats | grep -E '^evicted_keys:'
+redis-cli dbsize`
+			out, err := devenv.Kubectl(t.Context(), cluster, nil, "exec", pod, "-c", "cache", "--", "sh", "-c", script)
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			t.Logf("%s:\n%s", pod, out)
+			fields := map[string]int64{}
+			for line := range strings.Lines(out) {
+				if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && !strings.HasPrefix(k, "batch") {
+					n, err := strconv.ParseInt(v, 10, 64)
+					if err == nil {
+						fields[k] = n
+					}
+				}
+			}
+			if fields["maxmemory"] != 25165824 {
+				t.Errorf("maxmemory %d, want 75%% of 32Mi", fields["maxmemory"])
+			}
+			if c.full == "" {
+				if !strings.Contains(out, "evicted_keys:") || fields["evicted_keys"] == 0 || strings.Contains(out, "batch ") {
+					t.Errorf("a cache evicts: every batch written and keys evicted; got:\n%s", out)
+				}
+			} else if !strings.Contains(out, c.full) || fields["evicted_keys"] != 0 {
+				t.Errorf("a store refuses writes (%q) and evicts nothing; got:\n%s", c.full, out)
+			}
+			// The container was not killed: no restart, no OOMKilled.
+			time.Sleep(5 * time.Second) // the kubelet reports a kill with its next status
+			state := jsonpath(t, "pod "+pod, `{.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].lastState.terminated.reason}`)
+			if strings.TrimSpace(state) != "0" {
+				t.Errorf("the container restarted: restartCount and last termination %q", state)
+			}
+			if ready := jsonpath(t, "cache/"+c.name, `{.status.conditions[?(@.type=="Ready")].status}`); ready != "True" {
+				t.Errorf("the Cache is not Ready after the writes: %s", ready)
+			}
+		})
 	}
 }
