@@ -40,13 +40,13 @@ func (e *Engine) start(ctx context.Context, cfg engine.Config, args []string) (*
 	if err != nil {
 		return nil, err
 	}
-	fatal := &fatalLine{w: e.output()}
+	fatal := &serverLog{w: e.output()}
 	cmd.Stdout = fatal
 	cmd.Stderr = fatal
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting postgres: %w", err)
 	}
-	s := &server{cfg: cfg, cmd: cmd, done: make(chan struct{})}
+	s := &server{cfg: cfg, cmd: cmd, done: make(chan struct{}), log: fatal}
 	go func() {
 		err := cmd.Wait()
 		s.mu.Lock()
@@ -86,21 +86,28 @@ func (e *Engine) start(ctx context.Context, cfg engine.Config, args []string) (*
 	}
 }
 
-// fatalLine passes a server's output on and keeps its last FATAL or PANIC
-// message, the reason a server that exits at start gives.
-type fatalLine struct {
+// serverLog passes a server's output on and keeps what Steward reports of
+// it: the last FATAL or PANIC message, the reason a server that exits at
+// start gives; and the postmaster's reason for each setting of the
+// configuration files it refused at its last reload.
+type serverLog struct {
 	w io.Writer
 
 	mu      sync.Mutex
 	partial []byte
 	fatal   string
+	// refusals are the postmaster's messages about settings since the
+	// last forgetRefusals, by the setting's name in lower case; detailOf
+	// names the setting whose message a DETAIL line may follow.
+	refusals map[string]string
+	detailOf string
 }
 
-// maxLogLine bounds the part of a line fatalLine holds while it waits for
+// maxLogLine bounds the part of a line serverLog holds while it waits for
 // the line's end.
 const maxLogLine = 4096
 
-func (f *fatalLine) Write(p []byte) (int, error) {
+func (f *serverLog) Write(p []byte) (int, error) {
 	f.mu.Lock()
 	f.partial = append(f.partial, p...)
 	for {
@@ -122,7 +129,8 @@ func (f *fatalLine) Write(p []byte) (int, error) {
 // refusals of connections that come while the server starts or stops
 // ("the database system is starting up"): Start's own attempts cause
 // them, and they are no reason for an exit.
-func (f *fatalLine) keep(line string) {
+func (f *serverLog) keep(line string) {
+	f.keepRefusal(line)
 	for _, level := range []string{"FATAL:", "PANIC:"} {
 		if i := strings.Index(line, level); i >= 0 {
 			msg := strings.Join(strings.Fields(line[i:]), " ")
@@ -134,8 +142,64 @@ func (f *fatalLine) keep(line string) {
 	}
 }
 
+// keepRefusal records a LOG message that names a setting (`invalid value
+// for parameter "log_timezone": "Mars/Olympus"`, `parameter "x" requires a
+// Boolean value`), with the DETAIL line that follows it, if any: the
+// postmaster's words for a value of the configuration files it refused at a
+// reload. The report of a change ("parameter "x" changed to ...") is not
+// one.
+func (f *serverLog) keepRefusal(line string) {
+	if f.detailOf != "" {
+		if i := strings.Index(line, "DETAIL:"); i >= 0 {
+			f.refusals[f.detailOf] += " (" + strings.Join(strings.Fields(line[i+len("DETAIL:"):]), " ") + ")"
+		}
+		f.detailOf = ""
+	}
+	i := strings.Index(line, "LOG:")
+	if i < 0 {
+		return
+	}
+	msg := strings.Join(strings.Fields(line[i+len("LOG:"):]), " ")
+	_, rest, ok := strings.Cut(msg, `parameter "`)
+	if !ok || strings.Contains(msg, `" changed to "`) {
+		return
+	}
+	name, _, ok := strings.Cut(rest, `"`)
+	if !ok || name == "" {
+		return
+	}
+	if f.refusals == nil {
+		f.refusals = map[string]string{}
+	}
+	key := strings.ToLower(name)
+	f.refusals[key] = msg
+	f.detailOf = key
+}
+
+// forgetRefusals drops the refusals recorded so far: a reload starts. A
+// nil serverLog has none.
+func (f *serverLog) forgetRefusals() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refusals, f.detailOf = nil, ""
+}
+
+// refusal is the postmaster's message about the setting name since the
+// last forgetRefusals, or "".
+func (f *serverLog) refusal(name string) string {
+	if f == nil {
+		return ""
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refusals[strings.ToLower(name)]
+}
+
 // last is the last FATAL or PANIC message, or "".
-func (f *fatalLine) last() string {
+func (f *serverLog) last() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fatal == "" {
@@ -226,6 +290,9 @@ type server struct {
 	cfg  engine.Config
 	cmd  *exec.Cmd
 	done chan struct{}
+
+	// log is the server's output, on its way to the pod's log.
+	log *serverLog
 
 	mu  sync.Mutex
 	err error

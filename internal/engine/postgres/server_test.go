@@ -470,9 +470,10 @@ func TestPrimaryStandbyReload(t *testing.T) {
 
 		// Values the server refuses at the reload, which admission does not
 		// judge (strings): reported with the server's words, the others
-		// applied, and what waits for a restart not among them.
+		// applied, and what waits for a restart not among them. A session
+		// cannot try log_timezone: its words come from the server's log.
 		bad := map[string]string{"work_mem": "9MB", "shared_buffers": "64MB",
-			"default_text_search_config": "pg_catalog.klingon", "statement_timeout": "soon"}
+			"default_text_search_config": "pg_catalog.klingon", "statement_timeout": "soon", "log_timezone": "Mars/Olympus"}
 		p.render(t, engine.Tuning{Version: "15", MemoryBytes: 512 * miB, Parameters: bad})
 		if err := ps.Reload(ctx); err != nil {
 			t.Fatal(err)
@@ -480,6 +481,7 @@ func TestPrimaryStandbyReload(t *testing.T) {
 		st = ps.Status(ctx)
 		want := []engine.RefusedSetting{
 			{Name: "default_text_search_config", Reason: `invalid value for parameter "default_text_search_config": "pg_catalog.klingon"`},
+			{Name: "log_timezone", Reason: `invalid value for parameter "log_timezone": "Mars/Olympus"`},
 			{Name: "statement_timeout", Reason: `invalid value for parameter "statement_timeout": "soon"`},
 		}
 		if !slices.Equal(st.Refused, want) || !st.Ready || !slices.Contains(st.PendingRestart, "shared_buffers") {
@@ -660,9 +662,9 @@ func TestRefusedStartSaysWhy(t *testing.T) {
 	}
 }
 
-func TestFatalLine(t *testing.T) {
+func TestServerLogFatal(t *testing.T) {
 	var out bytes.Buffer
-	f := &fatalLine{w: &out}
+	f := &serverLog{w: &out}
 	for _, chunk := range []string{
 		"2026-11-27 19:54:16.277 GMT [13] LOG:  starting\n2026-11-27 19:54:16.290 GMT [13] FA",
 		"TAL:  could not access file \"x\": No such file or directory\n",
@@ -679,10 +681,42 @@ func TestFatalLine(t *testing.T) {
 	if !strings.Contains(out.String(), "FATAL:  could not access") || !strings.HasSuffix(out.String(), "starting up\n") {
 		t.Errorf("the output was not passed on whole: %q", out.String())
 	}
-	g := &fatalLine{w: io.Discard}
+	g := &serverLog{w: io.Discard}
 	_, _ = g.Write([]byte("x PANIC:  no newline yet"))
 	if got := g.last(); got != "PANIC: no newline yet" {
 		t.Errorf("last of an unfinished line = %q", got)
+	}
+}
+
+// TestServerLogRefusals: the postmaster's messages about settings at a
+// reload are kept by setting, with their DETAIL, not the reports of a
+// change, and forgotten when the next reload starts.
+func TestServerLogRefusals(t *testing.T) {
+	f := &serverLog{w: io.Discard}
+	_, _ = f.Write([]byte(`2026-11-30 08:00:00.000 UTC [7] LOG:  received SIGHUP, reloading configuration files
+2026-11-30 08:00:00.001 UTC [7] LOG:  invalid value for parameter "log_timezone": "Mars/Olympus"
+2026-11-30 08:00:00.001 UTC [7] LOG:  invalid value for parameter "TimeZone": "Nowhere"
+2026-11-30 08:00:00.001 UTC [7] DETAIL:  Time zone "Nowhere" is not valid.
+2026-11-30 08:00:00.002 UTC [7] LOG:  parameter "work_mem" changed to "9MB"
+2026-11-30 08:00:00.002 UTC [7] LOG:  configuration file "/pgdata/postgresql.conf" contains errors; unaffected changes were applied
+`))
+	for name, want := range map[string]string{
+		"log_timezone": `invalid value for parameter "log_timezone": "Mars/Olympus"`,
+		"timezone":     `invalid value for parameter "TimeZone": "Nowhere" (Time zone "Nowhere" is not valid.)`,
+		"work_mem":     "",
+	} {
+		if got := f.refusal(name); got != want {
+			t.Errorf("refusal(%s) = %q, want %q", name, got, want)
+		}
+	}
+	f.forgetRefusals()
+	if got := f.refusal("log_timezone"); got != "" {
+		t.Errorf("after forgetRefusals: %q", got)
+	}
+	var none *serverLog
+	none.forgetRefusals()
+	if got := none.refusal("x"); got != "" {
+		t.Errorf("a nil serverLog's refusal: %q", got)
 	}
 }
 

@@ -74,6 +74,7 @@ func (s *server) Reload(ctx context.Context) error {
 	var before time.Time
 	err = c.QueryRow(ctx, "SELECT pg_conf_load_time()").Scan(&before)
 	if err == nil {
+		s.log.forgetRefusals()
 		_, err = c.Exec(ctx, "SELECT pg_reload_conf()")
 	}
 	_ = c.Close(context.Background())
@@ -131,7 +132,11 @@ func (s *server) checkReload(ctx context.Context) error {
 	}
 	var refused []engine.RefusedSetting
 	for _, f := range found {
-		refused = append(refused, engine.RefusedSetting{Name: f.name, Reason: trySetting(ctx, c, f.name, f.value)})
+		reason := trySetting(ctx, c, f.name, f.value)
+		if reason == reasonInLog {
+			reason = s.loggedRefusal(ctx, f.name)
+		}
+		refused = append(refused, engine.RefusedSetting{Name: f.name, Reason: reason})
 	}
 	s.mu.Lock()
 	s.refused = refused
@@ -139,25 +144,46 @@ func (s *server) checkReload(ctx context.Context) error {
 	return nil
 }
 
+// reasonInLog is the reason given for a refused setting when neither a
+// trial nor the postmaster's log as Steward read it says why.
+const reasonInLog = "the server did not apply the value in the configuration file; its log says why"
+
+// loggedRefusal is the postmaster's message about the setting name at the
+// last reload, which the server's log has by the time the reload's new
+// load time shows; a moment is left for its output to come through the
+// pipe. It is reasonInLog when there is none.
+func (s *server) loggedRefusal(ctx context.Context, name string) string {
+	for range 10 {
+		if r := s.log.refusal(name); r != "" {
+			return r
+		}
+		select {
+		case <-ctx.Done():
+			return reasonInLog
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return reasonInLog
+}
+
 // trySetting is the server's reason to refuse value for the setting name:
 // the error of set_config in a transaction rolled back. A setting that
-// cannot be set in a session gives no reason that way.
+// cannot be set in a session gives no reason that way: reasonInLog.
 func trySetting(ctx context.Context, c *pgx.Conn, name, value string) string {
-	const unknown = "the server did not apply the value in the configuration file; its log says why"
 	tx, err := c.Begin(ctx)
 	if err != nil {
-		return unknown
+		return reasonInLog
 	}
 	defer func() { _ = tx.Rollback(context.Background()) }()
 	// The trial's error is not the server's to log.
 	if _, err := tx.Exec(ctx, "SET LOCAL log_min_messages = fatal"); err != nil {
-		return unknown
+		return reasonInLog
 	}
 	_, err = tx.Exec(ctx, "SELECT set_config($1, $2, true)", name, value)
 	var pe *pgconn.PgError
 	// 55P02: cannot be changed now; 42501: permission denied to set it.
 	if !errors.As(err, &pe) || pe.Code == "55P02" || pe.Code == "42501" {
-		return unknown
+		return reasonInLog
 	}
 	if pe.Detail != "" {
 		return pe.Message + " (" + pe.Detail + ")"
