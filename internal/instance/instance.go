@@ -61,11 +61,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -349,16 +350,12 @@ func configHash(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	names := make([]string, 0, len(entries))
+	files := map[string]string{}
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			names = append(names, e.Name())
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
 		}
-	}
-	sort.Strings(names)
-	h := sha256.New()
-	for _, n := range names {
-		p := filepath.Join(dir, n)
+		p := filepath.Join(dir, e.Name())
 		fi, err := os.Stat(p)
 		if err != nil || fi.IsDir() {
 			continue
@@ -367,10 +364,21 @@ func configHash(dir string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
-		h.Write(b)
+		files[e.Name()] = string(b)
 	}
-	return fmt.Sprintf("%x", h.Sum(nil)), nil
+	return ConfigHash(files), nil
+}
+
+// ConfigHash is the hash of a configuration directory's files, by name:
+// what an instance reports as the configuration its server loaded, and
+// what the operator computes from the ConfigMap it renders.
+func ConfigHash(files map[string]string) string {
+	h := sha256.New()
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(h, "%s\x00%d\x00", n, len(files[n]))
+		h.Write([]byte(files[n]))
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
 func handler(m *manager, token string) http.Handler {

@@ -127,6 +127,10 @@ func TestConfigHashFollowsConfigMapSymlinkSwap(t *testing.T) {
 	if h, _ := configHash(dir); h != h1 {
 		t.Error("the hash of unchanged files changed")
 	}
+	// The operator computes it from the ConfigMap's data.
+	if h := ConfigHash(map[string]string{"postgresql.conf": "work_mem = '1MB'\n"}); h != h1 {
+		t.Errorf("ConfigHash of the same files = %s, the directory's %s", h, h1)
+	}
 	write("..v2", "work_mem = '2MB'\n")
 	if h2, err := configHash(dir); err != nil || h2 == h1 {
 		t.Errorf("the hash did not change with the content: %v", err)
@@ -382,7 +386,7 @@ func TestInstance(t *testing.T) {
 		for k, v := range creds {
 			env[k] = v
 		}
-		renderConfig(t, env[EnvConfigDir], port, nil)
+		_ = renderConfig(t, env[EnvConfigDir], port, nil)
 		return env
 	}
 	ports := []int{realserver.FreePort(t), realserver.FreePort(t)}
@@ -426,13 +430,19 @@ func TestInstance(t *testing.T) {
 	// The owner can log in over TCP; a configuration change is reloaded.
 	ctx := context.Background()
 	owner := ownerConn(t, ports[0], creds[EnvOwnerPassword])
-	renderConfig(t, primary.configDir, ports[0], map[string]string{"work_mem": "5MB"})
+	before := primary.report(t).Config
+	loaded := renderConfig(t, primary.configDir, ports[0], map[string]string{"work_mem": "5MB"})
 	primary.waitLog(t, 10*time.Second, `"msg":"configuration reloaded"`)
+	// The report names the configuration the server loaded, which the
+	// operator compares with its ConfigMap's.
+	if got := primary.report(t).Config; got != loaded || before == "" || before == loaded {
+		t.Errorf("reported configuration %.12s after the reload (before %.12s), want %.12s", got, before, loaded)
+	}
 	var workMem string
 	if err := owner.QueryRow(ctx, "SHOW work_mem").Scan(&workMem); err != nil || workMem != "5MB" {
 		t.Errorf("work_mem = %q, %v after the reload, want 5MB", workMem, err)
 	}
-	renderConfig(t, primary.configDir, ports[0], map[string]string{"work_mem": "5MB", "shared_buffers": "64MB"})
+	_ = renderConfig(t, primary.configDir, ports[0], map[string]string{"work_mem": "5MB", "shared_buffers": "64MB"})
 	primary.waitLog(t, 10*time.Second, `"pendingRestart":["shared_buffers"]`)
 	if _, err := owner.Exec(ctx, "CREATE TABLE notes (id int PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
@@ -609,8 +619,8 @@ func ownerConn(t *testing.T, port int, password string) *pgx.Conn {
 }
 
 // renderConfig writes the postgres engine's configuration into dir through
-// a ConfigMap-like symlink swap.
-func renderConfig(t *testing.T, dir string, port int, params map[string]string) {
+// a ConfigMap-like symlink swap, and returns its ConfigHash.
+func renderConfig(t *testing.T, dir string, port int, params map[string]string) string {
 	t.Helper()
 	e, err := engine.Get("postgres")
 	if err != nil {
@@ -645,6 +655,7 @@ func renderConfig(t *testing.T, dir string, port int, params map[string]string) 
 	if err := os.Rename(tmp, filepath.Join(dir, "..data")); err != nil {
 		t.Fatal(err)
 	}
+	return ConfigHash(files)
 }
 
 // TestTerminationMessage: the failure is written to the termination

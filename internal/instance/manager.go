@@ -56,6 +56,9 @@ type manager struct {
 	rebuild     int
 	rebuilds    int64  // how often a replica was rebuilt
 	lastRebuild string // why and how it was last rebuilt
+	// loadedConfig is the ConfigHash of the configuration the server
+	// loaded, at its start or its last reload.
+	loadedConfig string
 	// rebuildReq carries the follow watcher's requests to the run loop.
 	rebuildReq chan rebuildRequest
 	wake       chan struct{}
@@ -108,13 +111,14 @@ func (m *manager) set(phase, detail string) {
 func (m *manager) report(ctx context.Context) Report {
 	m.mu.Lock()
 	r := Report{Name: m.o.Config.Name, Phase: m.phase, Term: m.term, StoppedPosition: m.stoppedPos, Detail: m.detail,
-		Exits: m.exits, Rebuilds: m.rebuilds, LastRebuild: m.lastRebuild}
+		Exits: m.exits, Rebuilds: m.rebuilds, LastRebuild: m.lastRebuild, Config: m.loadedConfig}
 	srv := m.srv
 	m.mu.Unlock()
 	if v, err := readVolume(volumeDir(m.o.Config)); err == nil {
 		r.Volume = v
 	}
 	if srv == nil {
+		r.Config = ""
 		r.Message = r.Phase
 		if r.Detail != "" {
 			r.Message += ": " + r.Detail
@@ -156,6 +160,7 @@ func (m *manager) run(ctx context.Context) error {
 			done = srv.Done()
 			if hash == "" {
 				hash, _ = configHash(m.o.Config.ConfigDir)
+				m.loaded(hash)
 			}
 		}
 		select {
@@ -176,6 +181,7 @@ func (m *manager) run(ctx context.Context) error {
 		case <-tick.C:
 			if srv != nil {
 				hash = m.reloadIfChanged(ctx, srv, hash)
+				m.loaded(hash)
 			}
 		case req := <-m.rebuildReq:
 			m.rebuildReplica(ctx, req)
@@ -520,6 +526,13 @@ func (m *manager) fenceIfLeaseRanOut(ctx context.Context, srv engine.Server) {
 		m.log.Error("fencing failed", "error", err)
 	}
 	m.set(PhaseFenced, "the lease ran out and not every replica streamed from this primary")
+}
+
+// loaded records the hash of the configuration the server loaded.
+func (m *manager) loaded(hash string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.loadedConfig = hash
 }
 
 // reloadIfChanged reloads the configuration when ConfigDir changed.

@@ -114,6 +114,9 @@ type Report struct {
 	Rebuilds int64 `json:"rebuilds,omitempty"`
 	// LastRebuild says why the replica was last rebuilt, and how.
 	LastRebuild string `json:"lastRebuild,omitempty"`
+	// Config is the ConfigHash of the configuration files the server
+	// loaded, at its start or its last reload; empty before it runs.
+	Config string `json:"config,omitempty"`
 	// Volume is the usage of the data volume's file system, read at each
 	// report whether the server runs or not (a full volume may have
 	// stopped it); nil when it cannot be read.

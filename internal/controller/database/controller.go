@@ -49,6 +49,7 @@ import (
 	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/conditions"
 	"github.com/steward-dev/steward/internal/engine"
+	"github.com/steward-dev/steward/internal/instance"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/priority"
 	"github.com/steward-dev/steward/internal/status"
@@ -260,7 +261,7 @@ func (r *Reconciler) reconcileChildren(ctx context.Context, db *v1alpha1.Databas
 	if err != nil {
 		return obs, err
 	}
-	roles, err := r.manageRoles(ctx, db, sts, pods)
+	roles, err := r.manageRoles(ctx, db, sts, pods, instance.ConfigHash(files))
 	if err != nil {
 		return obs, fmt.Errorf("managing the instances' roles: %w", err)
 	}

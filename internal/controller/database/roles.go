@@ -108,7 +108,11 @@ const (
 // switchover is asked for, and otherwise tells every instance its role,
 // which renews the primary's lease. Decisions are persisted in the status
 // before any instance is told.
-func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts *appsv1.StatefulSet, pods []corev1.Pod) (roleState, error) {
+//
+// config is the instance.ConfigHash of the configuration the ConfigMap
+// holds: while a running instance reports another, the instances are looked
+// at again within configPoll.
+func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts *appsv1.StatefulSet, pods []corev1.Pod, config string) (roleState, error) {
 	var rs roleState
 	if _, offline := r.instances().(NoInstances); offline {
 		// Pods that run nothing: only the rolling restart, by pod readiness.
@@ -164,7 +168,29 @@ func (r *Reconciler) manageRoles(ctx context.Context, db *v1alpha1.Database, sts
 	if ha {
 		rs.requeue = min(rs.requeue, 2*time.Second)
 	}
+	if configBehind(v, config) {
+		rs.requeue = min(rs.requeue, configPoll)
+	}
 	return rs, nil
+}
+
+// configPoll is how soon the instances are looked at again while one runs
+// with another configuration than the ConfigMap's: the kubelet brings a
+// changed ConfigMap into the pods within a minute or so, and each manager
+// reloads it. What a reload refused is then reported within seconds, not
+// at the next look a minute later.
+const configPoll = 5 * time.Second
+
+// configBehind reports whether a running instance's server loaded another
+// configuration than config. A manager that reports none (not running, or
+// of a version that does not say) is not counted.
+func configBehind(v view, config string) bool {
+	for _, m := range v.members {
+		if r := m.report; r != nil && r.Phase == instance.PhaseRunning && r.Config != "" && r.Config != config {
+			return true
+		}
+	}
+	return false
 }
 
 func anyAnswered(v view) bool {

@@ -250,3 +250,27 @@ func TestNewCauseWhileDegradedIsAnnounced(t *testing.T) {
 		t.Errorf("events = %q, want one Warning ParameterRefused", got)
 	}
 }
+
+// TestConfigBehind: a running instance whose server loaded another
+// configuration than the ConfigMap's is behind; one that reports none, or
+// does not run, is not counted.
+func TestConfigBehind(t *testing.T) {
+	running := func(config string) member {
+		return member{name: "orders-0", report: &instance.Report{Phase: instance.PhaseRunning, Config: config}}
+	}
+	for _, tc := range []struct {
+		name    string
+		members []member
+		want    bool
+	}{
+		{"loaded the ConfigMap's", []member{running("new")}, false},
+		{"loaded an older one", []member{running("new"), running("old")}, true},
+		{"reports none", []member{running("")}, false},
+		{"not running", []member{{name: "orders-1", report: &instance.Report{Phase: instance.PhaseStarting, Config: "old"}}}, false},
+		{"no report", []member{{name: "orders-1", err: "no answer"}}, false},
+	} {
+		if got := configBehind(view{members: tc.members}, "new"); got != tc.want {
+			t.Errorf("%s: configBehind = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
