@@ -30,7 +30,21 @@ import (
 	"github.com/steward-dev/steward/internal/testenv/devenv"
 )
 
-// TestRedisPasswordAndPersistence runs a redis Cache of a primary and a
+// TestRedis runs the redis Caches' checks side by side: they mostly wait
+// for pods, and their pods are small.
+func TestRedis(t *testing.T) {
+	requireCluster(t)
+	t.Run("password and persistence", func(t *testing.T) {
+		t.Parallel()
+		redisPasswordAndPersistence(t)
+	})
+	t.Run("memory pressure", func(t *testing.T) {
+		t.Parallel()
+		redisUnderMemoryPressure(t)
+	})
+}
+
+// redisPasswordAndPersistence runs a redis Cache of a primary and a
 // replica with persistence, and checks with redis-cli in its pods, across
 // the network: the primary refuses a client without the password, serves
 // one with the password of the credentials Secret, and the replica
@@ -40,8 +54,7 @@ import (
 // one refused, the replica replicates again, and the key written before
 // the restart is still there, from the append-only file. The test never
 // prints a password: they reach the pods on standard input.
-func TestRedisPasswordAndPersistence(t *testing.T) {
-	requireCluster(t)
+func redisPasswordAndPersistence(t *testing.T) {
 	const manifest = `apiVersion: steward.dev/v1alpha1
 kind: Cache
 metadata:
@@ -215,13 +228,12 @@ func replicaLinkUp(t *testing.T, when string) {
 	}
 }
 
-// TestRedisUnderMemoryPressure writes twice a Cache's memory into redis, in
+// redisUnderMemoryPressure writes twice a Cache's memory into redis, in
 // batches, and checks that the share of it Steward gives redis (maxmemory,
 // 75%) holds it inside the container's limit: a cache evicts keys
 // (allkeys-lru), a store with persistence refuses writes (noeviction), and
 // neither container is killed for its memory or restarts.
-func TestRedisUnderMemoryPressure(t *testing.T) {
-	requireCluster(t)
+func redisUnderMemoryPressure(t *testing.T) {
 	const manifest = `apiVersion: steward.dev/v1alpha1
 kind: Cache
 metadata:

@@ -22,6 +22,7 @@ package realnode
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -165,12 +166,13 @@ func recordDuration(t *testing.T) {
 			result = "FAILED"
 		}
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, err = fmt.Fprintf(f, "%-50s %7.1f s  %s\n", t.Name(), time.Since(began).Seconds(), result)
+			err = errors.Join(err, f.Close())
+		}
 		if err != nil {
 			t.Logf("recording the test's duration: %v", err)
-			return
 		}
-		defer f.Close()
-		fmt.Fprintf(f, "%-50s %7.1f s  %s\n", t.Name(), time.Since(began).Seconds(), result)
 	})
 }
 
