@@ -84,7 +84,8 @@ type CacheSpec struct {
 
 	// Memory is each node's memory limit, e.g. 256Mi. The engine's own limit is
 	// derived from it with headroom for connections and bookkeeping: memcached
-	// gets 90% as -m, redis 75% as maxmemory. Defaults to 64Mi.
+	// gets 90% as -m, redis 75% as maxmemory but at most Memory less 16Mi
+	// (half of a Memory under 32Mi). Defaults to 64Mi.
 	// +optional
 	// +kubebuilder:default="64Mi"
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('16Mi')) >= 0",message="memory must be at least 16Mi"

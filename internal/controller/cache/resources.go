@@ -138,10 +138,21 @@ func MemcachedArgs(c *v1alpha1.Cache) []string {
 	}
 }
 
-// RedisMaxMemory is redis' maxmemory in bytes: 75% of Memory.
+// redisMinHeadroom is the least memory left to redis beyond maxmemory, up
+// to half of Memory: what redis needs beside its data does not shrink with
+// a small Memory. A persistent Cache of 32Mi whose 24 MiB of data left 8 MiB
+// was killed for its memory under a burst of writes on real nodes (its
+// append-only file's pages count against the container); with 16 MiB it
+// was not.
+const redisMinHeadroom = 16 << 20
+
+// RedisMaxMemory is redis' maxmemory in bytes: 75% of Memory, leaving at
+// least redisMinHeadroom, or half of a Memory under twice that.
 func RedisMaxMemory(c *v1alpha1.Cache) int64 {
-	m := Memory(c)
-	return percent(m.Value(), redisMemoryPercent)
+	q := Memory(c)
+	m := q.Value()
+	headroom := max(m-percent(m, redisMemoryPercent), min(redisMinHeadroom, m/2))
+	return m - headroom
 }
 
 // percent is p% of n bytes, rounded down, without the overflow of n*p

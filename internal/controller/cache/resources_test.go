@@ -65,7 +65,11 @@ func TestEngineSettings(t *testing.T) {
 		{"memcached defaults", newCache(""), "memcached:1.6", 57, 50331648, "allkeys-lru"},
 		{"memcached 256Mi", newCache(v1alpha1.EngineMemcached, withMemory("256Mi")), "memcached:1.6", 230, 201326592, "allkeys-lru"},
 		{"memcached 1Gi", newCache(v1alpha1.EngineMemcached, withMemory("1Gi")), "memcached:1.6", 921, 805306368, "allkeys-lru"},
-		{"memcached 16Mi", newCache(v1alpha1.EngineMemcached, withMemory("16Mi")), "memcached:1.6", 14, 12582912, "allkeys-lru"},
+		// redis keeps at least 16 MiB of headroom, or half of a smaller
+		// memory: RedisMaxMemory does not depend on the engine.
+		{"memcached 16Mi", newCache(v1alpha1.EngineMemcached, withMemory("16Mi")), "memcached:1.6", 14, 8388608, "allkeys-lru"},
+		{"redis 32Mi", newCache(v1alpha1.EngineRedis, withMemory("32Mi")), "redis:7.4", 28, 16777216, "allkeys-lru"},
+		{"redis 48Mi", newCache(v1alpha1.EngineRedis, withMemory("48Mi")), "redis:7.4", 43, 33554432, "allkeys-lru"},
 		{"redis defaults", newCache(v1alpha1.EngineRedis), "redis:7.4", 57, 50331648, "allkeys-lru"},
 		{"redis 7.2", newCache(v1alpha1.EngineRedis, func(c *v1alpha1.Cache) { c.Spec.Version = "7.2" }), "redis:7.2", 57, 50331648, "allkeys-lru"},
 		{"redis image override", newCache(v1alpha1.EngineRedis, func(c *v1alpha1.Cache) { c.Spec.Image = "mirror.example/redis:7.4.1" }), "mirror.example/redis:7.4.1", 57, 50331648, "allkeys-lru"},
