@@ -140,11 +140,12 @@ type child struct {
 	live client.Object
 }
 
-// children lists the Cache's children for its engine, the workload first,
-// but for redis' credentials Secret and configuration, which its pods
-// mount. password is the redis password, when redis asks for one. A
-// credentials Secret is never deleted: turned on again, the password is
-// the same.
+// children lists the Cache's children for its engine in the order they
+// are applied: memcached's Deployment first; redis' credentials Secret and
+// configuration before the StatefulSet whose pods mount them. password is
+// the redis password, when redis asks for one. The credentials Secret is
+// not listed when the password is turned off, so it is kept: turned on
+// again, the password is the same.
 func children(c *v1alpha1.Cache, workload client.Object, password string) []child {
 	pdb := child{apply.Optional(PodDisruptionBudget(c)), c.Name, &policyv1.PodDisruptionBudget{}}
 	if c.EffectiveEngine() == v1alpha1.EngineRedis {
