@@ -69,18 +69,7 @@ spec:
       enabled: true
       size: 256Mi
 `
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 5*time.Minute)
-		defer cancel()
-		for _, args := range [][]string{
-			{"delete", "cache", "vault", "--ignore-not-found", "--wait", "--timeout=240s"},
-			{"delete", "pvc", "data-vault-0", "data-vault-1", "--ignore-not-found", "--wait", "--timeout=240s"},
-		} {
-			if out, err := devenv.Kubectl(ctx, cluster, nil, args...); err != nil {
-				t.Errorf("%v: %s", err, out)
-			}
-		}
-	})
+	deleteCacheAtEnd(t, "vault", 2)
 	began := time.Now()
 	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(manifest), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -90,7 +79,7 @@ spec:
 	if got := kubectl(t, "get", "cache", "vault", "-o", "jsonpath={.status.credentialsSecret}"); got != "vault-credentials" {
 		t.Errorf("status.credentialsSecret = %q, want vault-credentials", got)
 	}
-	generated := secretPassword(t)
+	generated := secretKey(t, "password")
 	if len(generated) != 32 {
 		t.Fatalf("the generated password has %d characters, want 32", len(generated))
 	}
@@ -202,10 +191,25 @@ func secretKey(t *testing.T, key string) string {
 	return string(b)
 }
 
-// secretPassword returns the password of vault-credentials.
-func secretPassword(t *testing.T) string {
-	t.Helper()
-	return secretKey(t, "password")
+// deleteCacheAtEnd deletes the redis Cache name and the volume claims of
+// its nodes when the test ends: a Cache's claims outlive it.
+func deleteCacheAtEnd(t *testing.T, name string, nodes int) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 5*time.Minute)
+		defer cancel()
+		claims := []string{"delete", "pvc"}
+		for i := range nodes {
+			claims = append(claims, fmt.Sprintf("data-%s-%d", name, i))
+		}
+		for _, args := range [][]string{
+			{"delete", "cache", name, "--ignore-not-found", "--wait", "--timeout=240s"},
+			append(claims, "--ignore-not-found", "--wait", "--timeout=240s"),
+		} {
+			if out, err := devenv.Kubectl(ctx, cluster, nil, args...); err != nil {
+				t.Errorf("%v: %s", err, out)
+			}
+		}
+	})
 }
 
 // replicaLinkUp waits until vault-1 replicates from vault-0.
@@ -255,18 +259,7 @@ spec:
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 5*time.Minute)
-				defer cancel()
-				for _, args := range [][]string{
-					{"delete", "cache", c.name, "--ignore-not-found", "--wait", "--timeout=240s"},
-					{"delete", "pvc", "data-" + c.name + "-0", "--ignore-not-found", "--wait", "--timeout=240s"},
-				} {
-					if out, err := devenv.Kubectl(ctx, cluster, nil, args...); err != nil {
-						t.Errorf("%v: %s", err, out)
-					}
-				}
-			})
+			deleteCacheAtEnd(t, c.name, 1)
 			if out, err := devenv.Kubectl(t.Context(), cluster, []byte(fmt.Sprintf(manifest, c.name, c.extra)), "apply", "-f", "-"); err != nil {
 				t.Fatalf("%v: %s", err, out)
 			}
