@@ -11,8 +11,11 @@ log=$(mktemp)
 pkglog=$(mktemp)
 times=$(mktemp)
 trap 'rm -f "$log" "$pkglog" "$times"' EXIT
+# Its tests that run side by side mostly wait for pods: more of them at once
+# than the machine's cores (go test's default -parallel).
+realparallel=${REALNODE_PARALLEL:-4}
 # shellcheck disable=SC2086 # GO_TEST_FLAGS holds several flags.
-STEWARD_REALNODE_TIMES=$times go test ${GO_TEST_FLAGS:-} "$realnode" >"$log" 2>&1 &
+STEWARD_REALNODE_TIMES=$times go test ${GO_TEST_FLAGS:-} -parallel "$realparallel" "$realnode" >"$log" 2>&1 &
 pid=$!
 rc=0
 # shellcheck disable=SC2046,SC2086

@@ -106,8 +106,13 @@ create table empty_table (x int);`,
 	},
 }
 
-// storeSecret is the Secret with the S3 emulator's credentials.
-const storeSecret = "realnode-backup-store"
+// storeSecretOf names the Secret with the S3 emulator's credentials that
+// startStore creates for t's top-level test: one per test, so that tests
+// running side by side do not delete each other's.
+func storeSecretOf(t *testing.T) string {
+	top, _, _ := strings.Cut(t.Name(), "/")
+	return "store-" + strings.ToLower(strings.TrimPrefix(top, "Test"))
+}
 
 // TestBackupAndRestore runs, for a PostgreSQL and a MariaDB Database of
 // one instance each, filled with a few tables, a scheduled and an
@@ -123,7 +128,7 @@ const storeSecret = "realnode-backup-store"
 // containers, and none of its planted credentials reaches a status, an
 // event, a pod's termination message or log, or the operator's log.
 func TestBackupAndRestore(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	s3 := startStore(t)
 	for _, e := range dumpEngines {
 		t.Run(e.engine, func(t *testing.T) {
@@ -175,7 +180,7 @@ spec:
     allowInsecureEndpoint: true
     credentialsSecretRef: {name: %[8]s}
   schedule: "* * * * *"
-`, src, v1alpha1.AnnotationBackupNow, now, e.sourceType, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecret))
+`, src, v1alpha1.AnnotationBackupNow, now, e.sourceType, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecretOf(t)))
 	manual, scheduled := waitForRuns(t, src, now, began)
 	var checked v1alpha1.Backup
 	getJSON(t, &checked, "backup", src)
@@ -273,7 +278,7 @@ func TestBackupLargePostgres(t *testing.T) {
 	if os.Getenv(largeBackupEnv) != "1" {
 		t.Skipf("skipping: it takes minutes; %s=1 runs it", largeBackupEnv)
 	}
-	requireCluster(t)
+	requireClusterBeside(t)
 	s3 := startStore(t)
 	e := dumpEngines[0]
 	src, dst := "bk-large", "bk-large-copy"
@@ -312,7 +317,7 @@ spec:
     credentialsSecretRef: {name: %[7]s}
   schedule: "@yearly"
   suspend: true
-`, src, v1alpha1.AnnotationBackupNow, now, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecret))
+`, src, v1alpha1.AnnotationBackupNow, now, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecretOf(t)))
 	var run v1alpha1.BackupRun
 	eventually(t, 15*time.Minute, "the on-demand backup of "+src, func() error {
 		var b v1alpha1.Backup
@@ -437,13 +442,13 @@ func startStore(t *testing.T) *storetest.S3Server {
 	for _, k := range slices.Sorted(maps.Keys(s3.Credentials)) {
 		fmt.Fprintf(&data, "  %s: %q\n", k, s3.Credentials[k])
 	}
-	applyAndDelete(t, "secret/"+storeSecret, fmt.Sprintf(`apiVersion: v1
+	applyAndDelete(t, "secret/"+storeSecretOf(t), fmt.Sprintf(`apiVersion: v1
 kind: Secret
 metadata:
   name: %s
   namespace: default
 stringData:
-%s`, storeSecret, data.String()))
+%s`, storeSecretOf(t), data.String()))
 	return s3
 }
 

@@ -33,7 +33,7 @@ import (
 // TestRedis runs the redis Caches' checks side by side: they mostly wait
 // for pods, and their pods are small.
 func TestRedis(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	t.Run("password and persistence", func(t *testing.T) {
 		t.Parallel()
 		redisPasswordAndPersistence(t)

@@ -232,7 +232,7 @@ func checkReadBack(t *testing.T, c *client, db string, replicas int) {
 // needs a restart rolls the pods one at a time, replicas first, while a
 // client writing through the read-write endpoint measures its gap.
 func TestPostgresReplicas(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	applyDatabase(t, "pg", "postgres", "15", 3, "")
 	pods := []string{"pg-0", "pg-1", "pg-2"}
 
@@ -381,7 +381,7 @@ func TestPostgresReplicas(t *testing.T) {
 // TestMariaDBReplicas runs a MariaDB Database of two instances with the
 // same checks as TestPostgresReplicas' first part.
 func TestMariaDBReplicas(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	applyDatabase(t, "maria", "mariadb", "10.11", 2, "")
 	eventually(t, 2*time.Minute, "maria-1 replicating from maria-0", func() error {
 		out, err := execIn(t.Context(), "maria-1", "mariadb", "show replica status\\G", "sh", "-c",
@@ -601,7 +601,7 @@ func (w *writer) stop(t *testing.T) (gap time.Duration, writes, failed int) {
 // TestParameterTheServerRefuses checks parameters that pass admission but
 // that the servers refuse, PostgreSQL's and MariaDB's side by side.
 func TestParameterTheServerRefuses(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
 		postgresRefuses(t)

@@ -79,7 +79,7 @@ var divergedEngines = []divergedEngine{
 // a ReplicaRebuilt event names it, and that the Database is Ready with
 // every instance.
 func TestReplicaAheadOfTheNewPrimaryRebuildsItself(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	for _, e := range divergedEngines {
 		t.Run(e.engine, func(t *testing.T) {
 			// The two Databases are apart, and the test mostly waits.

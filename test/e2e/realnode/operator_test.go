@@ -210,7 +210,7 @@ func killOperator(t *testing.T, p operatorPod) int {
 // with none of them (a sum over both would count each object twice)
 // rather than an error for each kind it does not watch.
 func TestEveryReplicaServesMetrics(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	token, err := devenv.MetricsScraperToken(t.Context(), cluster)
 	if err != nil {
 		t.Fatal(err)

@@ -85,7 +85,7 @@ func TestMariaDBPointInTimeRecovery(t *testing.T) {
 }
 
 func pointInTimeRecovery(t *testing.T, pg pitrEngine, src string) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	s3 := startStore(t)
 	dst := src + "-copy"
 	applyAndDelete(t, "database/"+src, databaseManifest(src, pg.engine, pg.version, 2, ""))
@@ -126,7 +126,7 @@ spec:
     credentialsSecretRef: {name: %[7]s}
   schedule: "0 0 1 1 *"
   pointInTime: {maxArchiveLag: 1m}
-%[8]s`, src, v1alpha1.AnnotationBackupNow, run, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecret, retention, pg.sourceType))
+%[8]s`, src, v1alpha1.AnnotationBackupNow, run, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecretOf(t), retention, pg.sourceType))
 	}
 	backup("first", "")
 	var b v1alpha1.Backup
@@ -234,12 +234,12 @@ spec:
 			time.Since(began).Round(time.Second), rs.Status.CompletionTime.Sub(rs.Status.StartTime.Time))
 		return rs
 	}
-	before := restore("pitr-before", at.Add(-time.Second).Format(time.RFC3339Nano), []int{1, 2})
+	before := restore(src+"-before", at.Add(-time.Second).Format(time.RFC3339Nano), []int{1, 2})
 	if before.Status.RecoveryPoint.After(at) {
 		t.Errorf("the recovery point %v of T-1s is after T %v", before.Status.RecoveryPoint, at)
 	}
-	restore("pitr-after", at.Add(time.Second).Format(time.RFC3339Nano), []int{1, 2, 3})
-	restore("pitr-latest", "", []int{1, 2, 3, 4, 5})
+	restore(src+"-after", at.Add(time.Second).Format(time.RFC3339Nano), []int{1, 2, 3})
+	restore(src+"-latest", "", []int{1, 2, 3, 4, 5})
 	_ = last
 
 	// A second base backup with keepLast 1 prunes the first and its WAL.
@@ -259,7 +259,7 @@ spec:
 	if bases != 1 {
 		t.Errorf("after pruning with keepLast 1 the store holds %d base backups: %v", bases, objects)
 	}
-	refused := restore("pitr-pruned", at.Add(time.Second).Format(time.RFC3339Nano), nil)
+	refused := restore(src+"-pruned", at.Add(time.Second).Format(time.RFC3339Nano), nil)
 	if refused.Status.Phase != v1alpha1.RestoreFailed || !strings.Contains(refused.Status.Message, "earliest recoverable time") {
 		t.Errorf("a restore to a pruned time: phase %s, message %q; want Failed naming the earliest recoverable time", refused.Status.Phase, refused.Status.Message)
 	}
@@ -272,7 +272,7 @@ spec:
 		}
 		return nil
 	})
-	restore("pitr-latest-2", "", []int{1, 2, 3, 4, 5, 6})
+	restore(src+"-latest-2", "", []int{1, 2, 3, 4, 5, 6})
 
 	// A verification recovers the archive to its latest point beside the
 	// dump's restore, in its own pod.

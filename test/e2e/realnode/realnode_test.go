@@ -43,9 +43,14 @@ import (
 
 // The cluster every test of the package uses: two real nodes, Steward
 // installed by its chart. nil, with unavailable saying why, where real
-// nodes cannot run. The tests run one after another: each creates what it
-// needs with small CPU requests, since each node offers only the machine's
-// cores, and removes it when done.
+// nodes cannot run. Each test creates what it needs with small CPU
+// requests, since each node offers only the machine's cores, under names
+// of its own, and removes it when done. The tests that disrupt what others
+// use (the failovers, which lose a node, cut one off and delete the
+// operator's leader; killing the leader; the samples, which take most of
+// the nodes' CPU and wait for every object in the namespace) run first, one
+// after another; the others then run side by side (requireClusterBeside),
+// as many at once as go test's -parallel allows.
 var (
 	cluster     *localcluster.Cluster
 	image       string
@@ -148,6 +153,14 @@ func requireCluster(t *testing.T) {
 		t.Fatalf("STEWARD_REQUIRE_REAL_NODE=1: %v", unavailable)
 	}
 	t.Skipf("skipping: %v (STEWARD_REQUIRE_REAL_NODE=1 makes this a failure)", unavailable)
+}
+
+// requireClusterBeside is requireCluster for a test that runs side by
+// side with the package's other such tests, after those that run alone.
+func requireClusterBeside(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+	requireCluster(t)
 }
 
 // recordDuration appends the test's name and duration, its cleanups
@@ -346,7 +359,7 @@ func cacheStatusListsRealPods(t *testing.T) {
 // policy, Retain, creates it again with the same name, and reads back the
 // rows written before.
 func TestDeletionKeepsData(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	const manifest = `apiVersion: steward.dev/v1alpha1
 kind: Database
 metadata:
@@ -376,6 +389,17 @@ spec:
 		return devenv.Kubectl(t.Context(), cluster, nil, "exec", "keeper-0", "-c", "postgres", "--", "sh", "-c",
 			`PGPASSWORD="$STEWARD_OWNER_PASSWORD" psql -h /steward/run -U "$STEWARD_OWNER_USERNAME" -d "$STEWARD_DATABASE" -Atc "$0"`, sql)
 	}
+	// The policy keeps the claim and the credentials Secret; the test
+	// removes them when it ends.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 5*time.Minute)
+		defer cancel()
+		for _, object := range []string{"database/keeper", "pvc/data-keeper-0", "secret/keeper-credentials"} {
+			if out, err := devenv.Kubectl(ctx, cluster, nil, "delete", object, "--ignore-not-found", "--timeout=240s"); err != nil {
+				t.Errorf("deleting %s: %v: %s", object, err, out)
+			}
+		}
+	})
 	apply()
 	if out, err := psql("create table kept (note text); insert into kept values ('written before the deletion')"); err != nil {
 		t.Fatalf("%v: %s", err, out)

@@ -33,7 +33,7 @@ import (
 // written before and the one written after; the primary and the term do
 // not change.
 func TestReplicaRebuiltOnANewVolume(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	applyDatabase(t, "rebuilt", "postgres", "15", 2, "")
 	primary := jsonpath(t, "database/rebuilt", "{.status.primary}")
 	term := jsonpath(t, "database/rebuilt", "{.status.term}")

@@ -231,7 +231,7 @@ func statusFollowsTheClaim(t *testing.T, db, pod string, atLeastMi int64) {
 //   - on a class that cannot expand, a volume over the threshold gets the
 //     StorageGrowthBlocked condition (TestPostgresStorageCannotGrowOnAFixedClass).
 func TestPostgresStorageGrows(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	applyDatabase(t, "growpg", "postgres", "15", 1, fmt.Sprintf(`  storage:
     size: 96Mi
     storageClassName: %s
@@ -359,7 +359,7 @@ func TestPostgresStorageGrows(t *testing.T) {
 //     with no edit of any kind the operator grows it and an insert of
 //     20 MiB into a new table, which needs new space, succeeds.
 func TestMariaDBStorageGrows(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	manifest := databaseManifestWithMemory("growmaria", "mariadb", "10.11", 1, "1Gi", fmt.Sprintf(`  storage:
     size: 96Mi
     storageClassName: %s
@@ -494,7 +494,7 @@ func TestMariaDBStorageGrows(t *testing.T) {
 // StorageGrowthBlocked True with StorageClassCannotExpand and its event,
 // and the claim is left as it is.
 func TestPostgresStorageCannotGrowOnAFixedClass(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	applyDatabase(t, "fixedpg", "postgres", "15", 1, fmt.Sprintf(`  storage:
     size: 96Mi
     storageClassName: %s

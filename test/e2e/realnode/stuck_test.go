@@ -32,7 +32,7 @@ const stuckPodTimeout = 30 * time.Second
 // Degraded with the pod's own reason and a Warning event, then recovers by
 // itself once its spec is fixed.
 func TestStuckWorkReportsItself(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	cases := []struct {
 		kind, name, manifest string
 		// reason and message are what the Degraded condition must carry.

@@ -68,7 +68,7 @@ var (
 // succeed during the upgrade is there, a row written before it too, and
 // the replica follows the new primary.
 func TestMinorUpgrade(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	for _, e := range []upgradeEngine{postgresUpgrade, mariadbUpgrade} {
 		t.Run(e.engine, func(t *testing.T) {
 			t.Parallel()

@@ -44,7 +44,7 @@ import (
 // with TableChecksumMismatch; with one byte changed in the bucket, it
 // fails with ChecksumMismatch. Finished verification Jobs are deleted.
 func TestBackupVerification(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	s3 := startStore(t)
 	for _, e := range dumpEngines {
 		t.Run(e.engine, func(t *testing.T) {
@@ -78,7 +78,7 @@ spec:
     allowInsecureEndpoint: true
     credentialsSecretRef: {name: %[8]s}
   schedule: "@yearly"
-`, name, v1alpha1.AnnotationBackupNow, now, e.sourceType, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecret))
+`, name, v1alpha1.AnnotationBackupNow, now, e.sourceType, storetest.Bucket, prefix, s3.Destination.Endpoint, storeSecretOf(t)))
 	first := waitForRun(t, name, (&v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: name}}).ManualJobName(now))
 	var m dump.Manifest
 	if err := json.Unmarshal(readObject(t, s3, prefix+"/"+first.Object+dump.ManifestSuffix), &m); err != nil {

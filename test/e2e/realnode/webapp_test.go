@@ -31,7 +31,7 @@ import (
 // scales the WebApp to three pods with kubectl scale, and changes its image
 // while a client requests the page every 100 ms: no request may fail.
 func TestWebAppScaleAndRollout(t *testing.T) {
-	requireCluster(t)
+	requireClusterBeside(t)
 	const (
 		image    = "nginxinc/nginx-unprivileged:1.22"
 		newImage = "steward-test/web:2"
