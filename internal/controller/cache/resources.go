@@ -155,6 +155,31 @@ func RedisMaxMemory(c *v1alpha1.Cache) int64 {
 	return m - headroom
 }
 
+// Redis' replication timeouts, in seconds. repl-timeout bounds every wait
+// of a replica on its primary: for an answer while it connects, for the
+// next byte of a transfer, for a ping once streaming; and its primary's
+// wait for the replica's acknowledgements. Redis' default, 60 s, is what a
+// replica waited on real nodes before it replicated again from a restarted
+// primary: its connection went to the old pod's address, which answers
+// nothing. A replica loading a transfer answers nothing either, for as long
+// as the load takes, so the timeout grows with the data: the floor, and
+// redisReplTimeoutPerGiB for each GiB of Memory, up to redis' default.
+const (
+	redisReplTimeoutFloor  = 15
+	redisReplTimeoutPerGiB = 15
+	redisReplTimeoutMax    = 60
+	// redisReplPingPeriod is repl-ping-replica-period: a primary pings its
+	// replicas this often, three times within the floor of repl-timeout.
+	redisReplPingPeriod = 5
+)
+
+// RedisReplTimeout is redis' repl-timeout in seconds: 15 s, and 15 s more
+// for each whole GiB of Memory, at most 60 s.
+func RedisReplTimeout(c *v1alpha1.Cache) int64 {
+	m := Memory(c)
+	return min(redisReplTimeoutFloor+redisReplTimeoutPerGiB*(m.Value()>>30), redisReplTimeoutMax)
+}
+
 // percent is p% of n bytes, rounded down, without the overflow of n*p
 // beyond 92 PiB.
 func percent(n, p int64) int64 {
@@ -197,6 +222,8 @@ func RedisConfig(c *v1alpha1.Cache) string {
 		"appendfsync everysec",
 		"replica-read-only yes",
 		"replica-serve-stale-data yes",
+		fmt.Sprintf("repl-ping-replica-period %d", redisReplPingPeriod),
+		fmt.Sprintf("repl-timeout %d", RedisReplTimeout(c)),
 	}
 	if c.RedisAuthEnabled() {
 		// requirepass and masterauth, from the credentials Secret: the

@@ -98,7 +98,8 @@ func TestEngineSettings(t *testing.T) {
 
 func TestRedisConfig(t *testing.T) {
 	plain := RedisConfig(newCache(v1alpha1.EngineRedis, withMemory("256Mi")))
-	for _, line := range []string{"maxmemory 201326592", "maxmemory-policy allkeys-lru", "appendonly no", `save ""`, "port 6379"} {
+	for _, line := range []string{"maxmemory 201326592", "maxmemory-policy allkeys-lru", "appendonly no", `save ""`, "port 6379",
+		"repl-ping-replica-period 5", "repl-timeout 15"} {
 		if !strings.Contains(plain, "\n"+line+"\n") {
 			t.Errorf("redis.conf lacks %q:\n%s", line, plain)
 		}
@@ -106,6 +107,19 @@ func TestRedisConfig(t *testing.T) {
 	persistent := RedisConfig(newCache(v1alpha1.EngineRedis, withPersistence))
 	if !strings.Contains(persistent, "\nappendonly yes\n") || !strings.Contains(persistent, "\nmaxmemory-policy noeviction\n") {
 		t.Errorf("persistent redis.conf:\n%s", persistent)
+	}
+}
+
+func TestRedisReplTimeout(t *testing.T) {
+	for _, c := range []struct {
+		memory string
+		want   int64
+	}{
+		{"32Mi", 15}, {"1023Mi", 15}, {"1Gi", 30}, {"2560Mi", 45}, {"3Gi", 60}, {"64Gi", 60},
+	} {
+		if got := RedisReplTimeout(newCache(v1alpha1.EngineRedis, withMemory(c.memory))); got != c.want {
+			t.Errorf("memory %s: repl-timeout %d, want %d", c.memory, got, c.want)
+		}
 	}
 }
 

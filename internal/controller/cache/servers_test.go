@@ -39,7 +39,7 @@ import (
 // builders render, on free loopback ports.
 
 // TestRedisConfigLoads starts redis-server on the rendered redis.conf and
-// reads the memory settings back from the running server.
+// reads the memory and replication settings back from the running server.
 func TestRedisConfigLoads(t *testing.T) {
 	server := requireBinary(t, "redis-server", "redis-server")
 	for _, tc := range []struct {
@@ -66,9 +66,11 @@ func TestRedisConfigLoads(t *testing.T) {
 			r := dialRedis(t, port, testPassword)
 
 			want := map[string]string{
-				"maxmemory":        strconv.FormatInt(RedisMaxMemory(c), 10),
-				"maxmemory-policy": tc.policy,
-				"appendonly":       map[bool]string{true: "yes", false: "no"}[tc.persistent],
+				"maxmemory":                strconv.FormatInt(RedisMaxMemory(c), 10),
+				"maxmemory-policy":         tc.policy,
+				"appendonly":               map[bool]string{true: "yes", false: "no"}[tc.persistent],
+				"repl-timeout":             strconv.FormatInt(RedisReplTimeout(c), 10),
+				"repl-ping-replica-period": "5",
 			}
 			for key, value := range want {
 				got, err := r.do("CONFIG", "GET", key)
