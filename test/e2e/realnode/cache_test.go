@@ -112,6 +112,16 @@ spec:
 		return out
 	}
 	none := ""
+	// The Service's address reaches the node's proxy a moment after the
+	// pods are ready; until then the connection is refused.
+	ready := time.Now()
+	eventually(t, 2*time.Minute, "the primary answering through its Service", func() error {
+		if out, err := try(&none, "ping"); err != nil {
+			return fmt.Errorf("%w: %s", err, out)
+		}
+		return nil
+	})
+	t.Logf("the primary answered through its Service %v after the Cache was Ready", time.Since(ready).Round(time.Millisecond))
 	if out := cli(&none, "get greeting"); !strings.Contains(out, "NOAUTH") {
 		t.Errorf("without a password the primary answered: %q", out)
 	}
@@ -151,7 +161,7 @@ spec:
 
 	// The Service's new address for the restarted primary reaches the
 	// node's proxy a moment after the pod is ready.
-	ready := time.Now()
+	ready = time.Now()
 	tries := 0
 	eventually(t, 2*time.Minute, "the key written before the restart, read with the new password", func() error {
 		tries++
