@@ -77,9 +77,11 @@ func (c *cli) warningEvents(ctx context.Context, obj client.Object) ([]eventRow,
 	return rows[:min(len(rows), maxEvents)], nil
 }
 
-// lastSeen is when the event last happened, whichever API wrote it.
+// lastSeen is when the event last happened, whichever API wrote it: the
+// latest of the times its reporter gave, as kubectl shows them, or, for an
+// event that gives none, when the Event was created.
 func lastSeen(e *corev1.Event) *metav1.Time {
-	t := e.CreationTimestamp
+	var t metav1.Time
 	later := func(u metav1.Time) {
 		if u.After(t.Time) {
 			t = u
@@ -90,6 +92,9 @@ func lastSeen(e *corev1.Event) *metav1.Time {
 	later(metav1.Time(e.EventTime))
 	if e.Series != nil {
 		later(metav1.Time(e.Series.LastObservedTime))
+	}
+	if t.IsZero() {
+		t = e.CreationTimestamp
 	}
 	return &t
 }
