@@ -204,22 +204,11 @@ func secretKey(t *testing.T, key string) string {
 // deleteCacheAtEnd deletes the redis Cache name and the volume claims of
 // its nodes when the test ends: a Cache's claims outlive it.
 func deleteCacheAtEnd(t *testing.T, name string, nodes int) {
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 5*time.Minute)
-		defer cancel()
-		claims := []string{"delete", "pvc"}
-		for i := range nodes {
-			claims = append(claims, fmt.Sprintf("data-%s-%d", name, i))
-		}
-		for _, args := range [][]string{
-			{"delete", "cache", name, "--ignore-not-found", "--wait", "--timeout=240s"},
-			append(claims, "--ignore-not-found", "--wait", "--timeout=240s"),
-		} {
-			if out, err := devenv.Kubectl(ctx, cluster, nil, args...); err != nil {
-				t.Errorf("%v: %s", err, out)
-			}
-		}
-	})
+	objects := []string{"cache/" + name}
+	for i := range nodes {
+		objects = append(objects, fmt.Sprintf("pvc/data-%s-%d", name, i))
+	}
+	deleteAtEnd(t, objects...)
 }
 
 // replicaLinkUp waits until vault-1 replicates from vault-0.

@@ -140,11 +140,19 @@ func applyAndDelete(t *testing.T, object, manifest string) {
 	if out, err := devenv.Kubectl(t.Context(), cluster, []byte(manifest), "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
+	deleteAtEnd(t, object)
+}
+
+// deleteAtEnd deletes the objects (kind/name), one after another and each
+// waited for, when the test ends.
+func deleteAtEnd(t *testing.T, objects ...string) {
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 4*time.Minute)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 5*time.Minute)
 		defer cancel()
-		if out, err := devenv.Kubectl(ctx, cluster, nil, "delete", object, "--ignore-not-found", "--timeout=180s"); err != nil {
-			t.Errorf("deleting %s: %v: %s", object, err, out)
+		for _, object := range objects {
+			if out, err := devenv.Kubectl(ctx, cluster, nil, "delete", object, "--ignore-not-found", "--timeout=240s"); err != nil {
+				t.Errorf("deleting %s: %v: %s", object, err, out)
+			}
 		}
 	})
 }

@@ -391,15 +391,7 @@ spec:
 	}
 	// The policy keeps the claim and the credentials Secret; the test
 	// removes them when it ends.
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 5*time.Minute)
-		defer cancel()
-		for _, object := range []string{"database/keeper", "pvc/data-keeper-0", "secret/keeper-credentials"} {
-			if out, err := devenv.Kubectl(ctx, cluster, nil, "delete", object, "--ignore-not-found", "--timeout=240s"); err != nil {
-				t.Errorf("deleting %s: %v: %s", object, err, out)
-			}
-		}
-	})
+	deleteAtEnd(t, "database/keeper", "pvc/data-keeper-0", "secret/keeper-credentials")
 	apply()
 	if out, err := psql("create table kept (note text); insert into kept values ('written before the deletion')"); err != nil {
 		t.Fatalf("%v: %s", err, out)
