@@ -24,7 +24,9 @@ import (
 )
 
 // FirstRolloutSettle is how long the status writes of a new WebApp or Cache
-// may be held back while its first rollout is under way. It is long enough
+// may be held back while its first rollout is under way, and the first
+// status write of a new AppStack while its components are created in order
+// and start. It is long enough
 // for a bulk create of thousands of objects to converge with one status
 // write each, and short enough that a slow first rollout shows its progress
 // soon.

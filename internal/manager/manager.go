@@ -403,9 +403,10 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("setting up the AppConfig controller: %w", err)
 	}
 	err = (&appstack.Reconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  events,
+		Client:       mgr.GetClient(),
+		APIReader:    mgr.GetAPIReader(),
+		Recorder:     events,
+		StatusSettle: v1alpha1.FirstRolloutSettle,
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.AppStackConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the AppStack controller: %w", err)

@@ -52,7 +52,7 @@ func (r *Reconciler) applier() apply.Applier {
 // is not Ready yet, one that failed to apply is Degraded), and what comes
 // after it depends on that: the plan is made again from obs after each
 // component, so that p is, in the end, the plan that was carried out.
-func (r *Reconciler) carryOut(ctx context.Context, stack *v1alpha1.AppStack, obs *observed, p *plan, now time.Time) (outcome, error) {
+func (r *Reconciler) carryOut(ctx context.Context, stack *v1alpha1.AppStack, obs *observed, p *plan, prev map[string]v1alpha1.StackComponentStatus, now time.Time) (outcome, error) {
 	var out outcome
 	if err := r.remove(ctx, p.removal, &out); err != nil {
 		return out, err
@@ -64,7 +64,7 @@ func (r *Reconciler) carryOut(ctx context.Context, stack *v1alpha1.AppStack, obs
 		if err := r.applyComponent(ctx, stack, p.steps[i].c, &out); err != nil {
 			return out, err
 		}
-		*p = planDeploy(stack, obs, now)
+		*p = planDeploy(stack, obs, prev, now)
 	}
 	err := r.applyEdges(ctx, stack, *p)
 	return out, err

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -59,9 +60,18 @@ type Reconciler struct {
 	// ServiceMonitor kind is served; looked up at run time.
 	HasServiceMonitors func() bool
 
+	// StatusSettle is how long a new stack's status may be held back while
+	// its components are created in order and start
+	// (v1alpha1.FirstRolloutSettle in the operator); zero writes every
+	// change at once.
+	StatusSettle time.Duration
+
 	// announced holds, per stack component, the wait last announced by an
 	// event, so that a reconcile reading a stale status does not repeat it.
 	announced sync.Map
+	// recalled holds, per stack, what this process last computed of its
+	// status (recalled).
+	recalled sync.Map
 }
 
 // +kubebuilder:rbac:groups=steward.dev,resources=appstacks,verbs=get;list;watch;update;patch
@@ -79,9 +89,13 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	stack := &v1alpha1.AppStack{}
 	if err := r.Client.Get(ctx, req.NamespacedName, stack); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forgetStack(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !stack.DeletionTimestamp.IsZero() {
+		r.forgetStack(req.NamespacedName)
 		return r.tearDown(ctx, stack)
 	}
 	if controllerutil.AddFinalizer(stack, v1alpha1.AppStackFinalizer) {
@@ -95,16 +109,38 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	now := time.Now()
-	p := planDeploy(stack, obs, now)
-	out, err := r.carryOut(ctx, stack, obs, &p, now)
-	r.announce(stack, p, out, err == nil)
+	rec := r.recall(stack)
+	prev := previous(stack, rec)
+	p := planDeploy(stack, obs, prev, now)
+	out, err := r.carryOut(ctx, stack, obs, &p, prev, now)
+	written := statusWritten(stack, rec)
+	r.announce(stack, p, out, err == nil, written)
 	if err != nil {
 		// Retried with backoff. The status, observedGeneration included,
 		// stays that of the last plan carried out.
 		return ctrl.Result{}, err
 	}
-	if err := status.Write(ctx, r.Client, stack, &stack.Status, computeStatus(stack, obs, p, now)); err != nil {
+	next := computeStatus(stack, obs, p, prev, now)
+	// A new stack's status is held back while its components are created
+	// in order and start, the first write included: the CRD's default
+	// tells kstatus it is in progress.
+	if wait := holdFor(stack, next, r.StatusSettle, now); wait > 0 && !written {
+		r.remember(stack, next.Components, false)
+		return ctrl.Result{RequeueAfter: minPositive(wait, p.requeue)}, nil
+	}
+	var opts []client.MergeFromOption
+	if !written {
+		// The first write announces the components created so far: a
+		// stale copy of the stack must not announce them twice.
+		opts = append(opts, client.MergeFromWithOptimisticLock{})
+	}
+	if err := status.Write(ctx, r.Client, stack, &stack.Status, next, opts...); err != nil {
+		r.remember(stack, next.Components, false)
 		return ctrl.Result{}, err
+	}
+	r.remember(stack, next.Components, true)
+	if !written {
+		r.announceFirstWrite(stack, p)
 	}
 	return ctrl.Result{RequeueAfter: p.requeue}, nil
 }

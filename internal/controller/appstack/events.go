@@ -18,8 +18,10 @@ package appstack
 
 import (
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 )
@@ -27,10 +29,12 @@ import (
 // announce emits the events of a reconcile, in the order of the plan: what
 // carrying it out did (Deleted, FinalBackup, Created) and, when it was
 // carried out in full, the waits it reports (Blocked, DependencyTimeout).
-func (r *Reconciler) announce(stack *v1alpha1.AppStack, p plan, out outcome, complete bool) {
+// A component created before the stack's first status write has no event
+// of its own: announceFirstWrite names it with the others.
+func (r *Reconciler) announce(stack *v1alpha1.AppStack, p plan, out outcome, complete, written bool) {
 	r.announceRemoval(stack, out.removed)
 	for _, s := range p.steps {
-		if slices.Contains(out.created, s.c) {
+		if written && slices.Contains(out.created, s.c) {
 			r.Recorder.Eventf(stack, s.c.live, corev1.EventTypeNormal, v1alpha1.EventComponentCreated, "Create",
 				"Created %s %s: %s", s.c.kind, s.c.object(), s.why)
 		}
@@ -38,6 +42,25 @@ func (r *Reconciler) announce(stack *v1alpha1.AppStack, p plan, out outcome, com
 			r.announceWait(stack, s)
 		}
 	}
+}
+
+// announceFirstWrite emits, with the stack's first status write, one
+// Created event that names the components created so far, in dependency
+// order. A new stack's status is held back while its components are
+// created and start (holdFor), and so are the events that would tell each
+// step: this one says what was done, and the status lines say since when.
+func (r *Reconciler) announceFirstWrite(stack *v1alpha1.AppStack, p plan) {
+	var names []string
+	for _, s := range p.steps {
+		if s.c.exists && metav1.IsControlledBy(s.c.live, stack) {
+			names = append(names, s.c.kind+" "+s.c.object())
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	r.Recorder.Eventf(stack, nil, corev1.EventTypeNormal, v1alpha1.EventComponentCreated, "Create",
+		"Created %s, in dependency order", strings.Join(names, ", "))
 }
 
 // announceRemoval emits an event for each removal step done: a final

@@ -89,8 +89,9 @@ type step struct {
 // the observed objects, as they are after the steps before it were carried
 // out: an object just created or changed is not Ready yet, one that failed
 // to apply is Degraded. The Ingress comes last, once the apps it routes to
-// are Ready.
-func planDeploy(stack *v1alpha1.AppStack, obs *observed, now time.Time) plan {
+// are Ready. prev are the stack's status lines (previous), which date the
+// waits.
+func planDeploy(stack *v1alpha1.AppStack, obs *observed, prev map[string]v1alpha1.StackComponentStatus, now time.Time) plan {
 	if obs.invalid != nil {
 		return plan{invalid: obs.invalid}
 	}
@@ -98,7 +99,6 @@ func planDeploy(stack *v1alpha1.AppStack, obs *observed, now time.Time) plan {
 	if len(obs.dropped) > 0 {
 		p.requeue = poll
 	}
-	prev := previous(stack)
 	readiness := map[string]entry{}
 	for _, c := range obs.components {
 		s := planComponent(obs.graph, c, readiness)
@@ -122,15 +122,6 @@ func (p *plan) add(stack *v1alpha1.AppStack, s step, prev map[string]v1alpha1.St
 		p.requeue = minPositive(p.requeue, s.wait(stack.Spec.DependencyTimeout, prev, now))
 	}
 	p.steps = append(p.steps, s)
-}
-
-// previous are the stack's status lines, by component.
-func previous(stack *v1alpha1.AppStack) map[string]v1alpha1.StackComponentStatus {
-	prev := map[string]v1alpha1.StackComponentStatus{}
-	for _, cs := range stack.Status.Components {
-		prev[cs.Name] = cs
-	}
-	return prev
 }
 
 // planComponent decides about one component, given the status lines of
@@ -228,8 +219,9 @@ func (e *entry) waitsForObject() runtime.Object {
 }
 
 // wait turns a held step's wait into Degraded once it passes the timeout,
-// counted from when its status line first said Blocked; it returns how
-// long until that happens, or 0.
+// counted from when its status line first said Blocked (prev, which holds
+// that line while a new stack's status is held back); it returns how long
+// until that happens, or 0.
 func (s *step) wait(timeout *metav1.Duration, prev map[string]v1alpha1.StackComponentStatus, now time.Time) time.Duration {
 	if timeout == nil {
 		return 0

@@ -187,7 +187,7 @@ func TestPlanDeploy(t *testing.T) {
 			stack := newStack(tc.mutate...)
 			obs := observedFor(t, stack, tc.live...)
 			obs.components[0].problem = tc.problem
-			p := planDeploy(stack, obs, now)
+			p := planDeploy(stack, obs, previous(stack, recalled{}), now)
 			got := decisions(p)
 			for name, want := range tc.want {
 				if got[name] != want {
@@ -279,7 +279,8 @@ func TestComputeStatus(t *testing.T) {
 			for _, obj := range tc.dropped {
 				obs.dropped = append(obs.dropped, &component{name: strings.TrimPrefix(obj.GetName(), "shop-"), kind: appstack.KindWebApp, live: obj, exists: true})
 			}
-			st := computeStatus(stack, obs, planDeploy(stack, obs, now), now)
+			prev := previous(stack, recalled{})
+			st := computeStatus(stack, obs, planDeploy(stack, obs, prev, now), prev, now)
 			if st.Phase != tc.phase || st.ObservedGeneration != 1 {
 				t.Errorf("phase %s, observedGeneration %d; want %s, 1", st.Phase, st.ObservedGeneration, tc.phase)
 			}

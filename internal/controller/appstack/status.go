@@ -31,9 +31,9 @@ import (
 // computeStatus is the stack's status once the plan for its generation was
 // carried out: the status lines of the plan's steps, the effective
 // settings, the endpoints, and the phase and conditions that sum them up.
-// It is pure: status lines keep their since, and conditions their
-// transition time, when they do not change.
-func computeStatus(stack *v1alpha1.AppStack, obs *observed, p plan, now time.Time) v1alpha1.AppStackStatus {
+// It is pure: status lines keep their since from prev (previous), and
+// conditions their transition time, when they do not change.
+func computeStatus(stack *v1alpha1.AppStack, obs *observed, p plan, prev map[string]v1alpha1.StackComponentStatus, now time.Time) v1alpha1.AppStackStatus {
 	st := *stack.Status.DeepCopy()
 	st.ObservedGeneration = stack.Generation
 	if p.invalid != nil {
@@ -44,11 +44,24 @@ func computeStatus(stack *v1alpha1.AppStack, obs *observed, p plan, now time.Tim
 	for _, s := range p.steps {
 		entries = append(entries, s.entry)
 	}
-	st.Components = componentStatus(entries, previous(stack), now)
+	st.Components = componentStatus(entries, prev, now)
 	st.Effective = obs.desired.Effective
 	st.Endpoints = endpoints(stack, obs.components)
 	setDeployStatus(stack, &st, entries, len(p.removal.left))
 	return st
+}
+
+// holdFor is how long to hold back writing next, a new stack's status,
+// while its components are created in order and start: until it is Ready,
+// runs into a problem (a component Degraded, a wait timed out, an invalid
+// spec), or settle has passed since the stack's creation
+// (v1alpha1.SettleDelay). Zero means write now.
+func holdFor(stack *v1alpha1.AppStack, next v1alpha1.AppStackStatus, settle time.Duration, now time.Time) time.Duration {
+	if settle <= 0 {
+		return 0
+	}
+	return v1alpha1.SettleDelay(stack.CreationTimestamp.Time, settle, stack.Status.ObservedGeneration, next.ObservedGeneration,
+		stack.Status.Conditions, next.Conditions, now, v1alpha1.ReasonBlocked, v1alpha1.ReasonDeploying)
 }
 
 // setInvalid reports a spec the graph cannot order.

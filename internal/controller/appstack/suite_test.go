@@ -27,7 +27,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	record "k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -45,6 +48,14 @@ import (
 // ordering is under the test's control.
 
 var k8s client.Client
+
+// recorder is the suite controller's event recorder, for a test that runs
+// a reconciler of its own.
+var recorder record.EventRecorder
+
+// ownReconciler labels the stacks a test reconciles with a reconciler of
+// its own: the suite's controller does not see them.
+const ownReconciler = "test.steward.dev/own-reconciler"
 
 // serviceMonitors is what the reconciler is told about the ServiceMonitor kind.
 var serviceMonitors atomic.Bool
@@ -72,16 +83,23 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	notOwn, err := labels.Parse("!" + ownReconciler)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:  manager.Scheme(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   cache.Options{ByObject: map[client.Object]cache.ByObject{&v1alpha1.AppStack{}: {Label: notOwn}}},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	recorder = mgr.GetEventRecorder("steward")
 	r := &appstack.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("steward"),
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 		HasServiceMonitors: serviceMonitors.Load,
 	}
 	if err := r.SetupWithManager(mgr, ctrlOptions()); err != nil {
