@@ -120,18 +120,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// stays that of the last plan carried out.
 		return ctrl.Result{}, err
 	}
-	next := computeStatus(stack, obs, p, prev, now)
-	// A new stack's status is held back while its components are created
-	// in order and start, the first write included: the CRD's default
-	// tells kstatus it is in progress.
+	return r.writeStatus(ctx, stack, p, computeStatus(stack, obs, p, prev, now), written, now)
+}
+
+// writeStatus writes next, the status that follows the plan p carried out,
+// unless it is a new stack's and may be held back (holdFor), and remembers
+// its lines either way. The first write announces the components created
+// while it was held back.
+func (r *Reconciler) writeStatus(ctx context.Context, stack *v1alpha1.AppStack, p plan, next v1alpha1.AppStackStatus, written bool, now time.Time) (ctrl.Result, error) {
+	// The first write included: until then the CRD's default tells
+	// kstatus the stack is in progress.
 	if wait := holdFor(stack, next, r.StatusSettle, now); wait > 0 && !written {
 		r.remember(stack, next.Components, false)
 		return ctrl.Result{RequeueAfter: minPositive(wait, p.requeue)}, nil
 	}
 	var opts []client.MergeFromOption
 	if !written {
-		// The first write announces the components created so far: a
-		// stale copy of the stack must not announce them twice.
+		// A stale copy of the stack must not announce the components a
+		// second time.
 		opts = append(opts, client.MergeFromWithOptimisticLock{})
 	}
 	if err := status.Write(ctx, r.Client, stack, &stack.Status, next, opts...); err != nil {
