@@ -406,7 +406,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		Client:       mgr.GetClient(),
 		APIReader:    mgr.GetAPIReader(),
 		Recorder:     events,
-		StatusSettle: v1alpha1.FirstRolloutSettle,
+		StatusSettle: v1alpha1.AppStackFirstStatusSettle,
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: opts.AppStackConcurrency})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the AppStack controller: %w", err)

@@ -19,6 +19,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -69,7 +70,7 @@ func (c *cli) overview(ctx context.Context, out string) error {
 		}
 		listed++
 		for i := range list.Items {
-			ov.Objects = append(ov.Objects, overviewRowOf(k, &list.Items[i]))
+			ov.Objects = append(ov.Objects, overviewRowOf(k, &list.Items[i], c.now()))
 		}
 	}
 	if listed == 0 {
@@ -101,12 +102,12 @@ func (c *cli) overview(ctx context.Context, out string) error {
 	return nil
 }
 
-func overviewRowOf(k *kind, u *unstructured.Unstructured) overviewRow {
+func overviewRowOf(k *kind, u *unstructured.Unstructured, now time.Time) overviewRow {
 	row := overviewRow{Kind: k.Name, Name: u.GetName()}
 	row.Phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
 	conds := conditionsOf(u)
 	var problems []string
-	row.Ready, problems = readiness(u, conds)
+	row.Ready, problems = readiness(u, conds, now)
 	for _, cond := range conds {
 		if cond.Type == v1alpha1.ConditionReady && cond.Status != metav1.ConditionTrue {
 			row.Reason, row.Message = cond.Reason, cond.Message

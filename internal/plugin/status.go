@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 )
@@ -104,7 +105,7 @@ func (c *cli) objectReport(ctx context.Context, r ref) (*report, error) {
 	rep := &report{Kind: r.kind.Name, Name: u.GetName(), Namespace: u.GetNamespace()}
 	rep.Phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
 	rep.Conditions = conditionsOf(u)
-	rep.Ready, rep.Problems = readiness(u, rep.Conditions)
+	rep.Ready, rep.Problems = readiness(u, rep.Conditions, c.now())
 	switch r.kind {
 	case kindDatabase:
 		err = c.databaseDetails(ctx, u, rep)
@@ -150,6 +151,20 @@ func conditionsOf(u *unstructured.Unstructured) []metav1.Condition {
 	return out
 }
 
+// noStatusYet says why an object of kind created then has no status at
+// now: the first status of a new WebApp, Cache, Database or AppStack is
+// held back for a while (v1alpha1.FirstStatusHold), plus a minute for its
+// turn in the operator's queue; past that, or for another kind, the
+// operator has not looked at it.
+func noStatusYet(kind string, created, now time.Time) string {
+	hold := v1alpha1.FirstStatusHold(kind)
+	if age := now.Sub(created); hold > 0 && age < hold+time.Minute {
+		return fmt.Sprintf("No status yet, %s after its creation: Steward writes a new %s's first status once it is Ready, runs into a problem, or has been rolling out for %s",
+			duration.HumanDuration(max(age, 0)), kind, duration.HumanDuration(hold))
+	}
+	return "Steward has not looked at it yet: is the operator running?"
+}
+
 // problemConditions are the condition types that say, while True, that
 // the object needs attention.
 var problemConditions = append([]string{v1alpha1.ConditionUpgradeBlocked}, v1alpha1.ProblemConditions...)
@@ -157,12 +172,12 @@ var problemConditions = append([]string{v1alpha1.ConditionUpgradeBlocked}, v1alp
 // readiness is the Ready condition's status and the reasons the object is
 // not Ready: a status of an older generation, Ready's own reason, and the
 // problem conditions that are True.
-func readiness(u *unstructured.Unstructured, conds []metav1.Condition) (string, []string) {
+func readiness(u *unstructured.Unstructured, conds []metav1.Condition, now time.Time) (string, []string) {
 	var problems []string
 	observed, found, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 	switch {
 	case found && observed < 0, !found && len(conds) == 0:
-		problems = append(problems, "Steward has not looked at it yet: is the operator running?")
+		problems = append(problems, noStatusYet(u.GetKind(), u.GetCreationTimestamp().Time, now))
 	case found && observed < u.GetGeneration():
 		problems = append(problems, fmt.Sprintf("The status describes generation %d; Steward has not finished looking at generation %d", observed, u.GetGeneration()))
 	}

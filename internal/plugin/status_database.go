@@ -158,7 +158,7 @@ func (c *cli) databaseBackups(ctx context.Context, db *v1alpha1.Database) ([]bac
 		if err := fromUnstructured(u, b); err != nil {
 			return nil, nil, err
 		}
-		ready, _ := readiness(u, b.Status.Conditions)
+		ready, _ := readiness(u, b.Status.Conditions, c.now())
 		row := backupRow{Name: b.Name, Schedule: b.Spec.Schedule, Phase: string(b.Status.Phase), Ready: ready,
 			NextRun: b.Status.NextScheduleTime, Extra: extraStatus(u, v1alpha1.BackupStatus{})}
 		if b.Spec.Suspend {

@@ -234,11 +234,45 @@ func TestStatusOtherKinds(t *testing.T) {
 metadata: {name: web}
 spec: {image: "nginx:1.27", config: [{appConfig: shop-config, keys: [LOG_LEVEL]}]}
 `)
-	h.create(app) // no status: the operator never looked at it
-	out = h.run("status", "wa/web").ok(t)
-	for _, want := range []string{"Ready:     Unknown", "Steward has not looked at it yet", "appconfig/shop-config (LOG_LEVEL)"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("status webapp: no %q in\n%s", want, out)
+	h.create(app) // no status
+	// A moment later, the operator may be holding its first status back;
+	// ten minutes later, it has not looked at it.
+	for _, tc := range []struct {
+		after time.Duration
+		want  string
+	}{
+		{5 * time.Second, "No status yet, 5s after its creation: Steward writes a new WebApp's first status once it is Ready, runs into a problem, or has been rolling out for 30s"},
+		{10 * time.Minute, "Steward has not looked at it yet: is the operator running?"},
+	} {
+		h.now = app.CreationTimestamp.Add(tc.after)
+		out = h.run("status", "wa/web").ok(t)
+		for _, want := range []string{"Ready:     Unknown", tc.want, "appconfig/shop-config (LOG_LEVEL)"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("status webapp, %s old: no %q in\n%s", tc.after, want, out)
+			}
+		}
+	}
+}
+
+func TestNoStatusYet(t *testing.T) {
+	created := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	held := "Steward writes a new"
+	for _, tc := range []struct {
+		kind  string
+		age   time.Duration
+		wants string
+	}{
+		{"WebApp", 10 * time.Second, "No status yet, 10s after its creation: Steward writes a new WebApp's first status once it is Ready, runs into a problem, or has been rolling out for 30s"},
+		{"AppStack", 110 * time.Second, held},
+		{"Cache", 5 * time.Minute, "is the operator running?"},
+		{"Database", 110 * time.Second, held},
+		{"Database", 3 * time.Minute, "is the operator running?"},
+		{"Backup", 5 * time.Second, "is the operator running?"},
+		// A client whose clock is behind the API server's.
+		{"WebApp", -2 * time.Second, "No status yet, 0s after its creation"},
+	} {
+		if got := noStatusYet(tc.kind, created, created.Add(tc.age)); !strings.Contains(got, tc.wants) {
+			t.Errorf("%s, %s old: %q, want %q", tc.kind, tc.age, got, tc.wants)
 		}
 	}
 }

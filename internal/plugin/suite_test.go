@@ -18,6 +18,7 @@ package plugin
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -142,6 +143,8 @@ type harness struct {
 	logs map[string]string
 	// opened are the logs opened, as "pod/container".
 	opened []string
+	// now is the commands' clock when set, testNow otherwise.
+	now time.Time
 }
 
 func newHarness(t *testing.T) *harness {
@@ -163,7 +166,7 @@ func (h *harness) runWith(args []string) result {
 	c := &cli{
 		flags:   genericclioptions.NewConfigFlags(true),
 		streams: genericiooptions.IOStreams{In: strings.NewReader(h.stdin), Out: &out, ErrOut: &errOut},
-		now:     func() time.Time { return testNow },
+		now:     func() time.Time { return cmp.Or(h.now, testNow) },
 		poll:    20 * time.Millisecond,
 	}
 	c.exec = func(_ context.Context, req execRequest) error {

@@ -123,13 +123,13 @@ func TestBenchSmall(t *testing.T) {
 			}
 		}
 		// A new stack's status is written once, at Ready, when it is Ready
-		// within the 30 s it may be held back. One that takes longer is
+		// within the 60 s it may be held back. One that takes longer is
 		// written then, and again at each change of a component's
 		// readiness or reason: up to about 10 for these stacks.
 		slowest := slices.Max(r.StackReadySeconds)
-		if w := s.StatusWritesPerStack; (slowest < v1alpha1.FirstRolloutSettle.Seconds()-5 && w != 1) || w < 1 || w > 16 {
+		if w := s.StatusWritesPerStack; (slowest < v1alpha1.AppStackFirstStatusSettle.Seconds()-5 && w != 1) || w < 1 || w > 16 {
 			t.Errorf("AppStack status writes per stack = %v, the slowest stack Ready in %.1f s; want 1 when every stack is Ready within %s, else 1 to 16",
-				w, slowest, v1alpha1.FirstRolloutSettle)
+				w, slowest, v1alpha1.AppStackFirstStatusSettle)
 		}
 		if res.Idle.Writes != 0 {
 			t.Errorf("%v writes in the idle window: %v", res.Idle.Writes, res.Idle.Requests)

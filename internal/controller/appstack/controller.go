@@ -62,7 +62,7 @@ type Reconciler struct {
 
 	// StatusSettle is how long a new stack's status may be held back while
 	// its components are created in order and start
-	// (v1alpha1.FirstRolloutSettle in the operator); zero writes every
+	// (v1alpha1.AppStackFirstStatusSettle in the operator); zero writes every
 	// change at once.
 	StatusSettle time.Duration
 

@@ -71,7 +71,7 @@ func TestPrevious(t *testing.T) {
 func describeLine(l v1alpha1.StackComponentStatus) string {
 	since := "never"
 	if l.Since != nil {
-		since = l.Since.Time.String()
+		since = l.Since.String()
 	}
 	return fmt.Sprintf("%v %s %s", l.Ready, l.Reason, since)
 }
@@ -118,7 +118,7 @@ func TestHoldFor(t *testing.T) {
 // would date it is not written yet.
 func TestAWaitTimesOutWhileTheStatusIsHeld(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	stack := newStack(timeout(time.Minute))
+	stack := newStack(timeout(90 * time.Second))
 	stack.Status.ObservedGeneration = -1
 	db := []client.Object{live(appstack.KindDatabase, "db", false, "Creating")}
 	seenBlocked := func(ago time.Duration) recalled {
@@ -127,14 +127,14 @@ func TestAWaitTimesOutWhileTheStatusIsHeld(t *testing.T) {
 		}}
 	}
 	p := planDeploy(stack, observedFor(t, stack, db...), previous(stack, seenBlocked(20*time.Second)), now)
-	if p.requeue != 40*time.Second || p.steps[1].timedOut {
-		t.Errorf("blocked for 20 s of 1 min: requeue %s, timed out %v; want 40s, false", p.requeue, p.steps[1].timedOut)
+	if p.requeue != 70*time.Second || p.steps[1].timedOut {
+		t.Errorf("blocked for 20 s of 90: requeue %s, timed out %v; want 1m10s, false", p.requeue, p.steps[1].timedOut)
 	}
 	obs := observedFor(t, stack, db...)
 	prev := previous(stack, seenBlocked(2*time.Minute))
 	p = planDeploy(stack, obs, prev, now)
 	if s := p.steps[1]; s.c.name != "backend" || !s.timedOut || !s.degraded {
-		t.Fatalf("blocked for 2 min of 1: %s timed out %v, degraded %v", s.c.name, s.timedOut, s.degraded)
+		t.Fatalf("blocked for 2 min of 1.5: %s timed out %v, degraded %v", s.c.name, s.timedOut, s.degraded)
 	}
 	st := computeStatus(stack, obs, p, prev, now)
 	if holdFor(stack, st, 30*time.Second, now) > 0 {
