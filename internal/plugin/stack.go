@@ -69,7 +69,7 @@ red.`,
 			if err := c.get(commandContext(cmd), kindAppStack, r.name, stack); err != nil {
 				return err
 			}
-			rows, err := componentRows(stack)
+			rows, err := componentRows(stack, c.componentHealth(commandContext(cmd), stack))
 			if err != nil {
 				return fmt.Errorf("appstack %q: %w", stack.Name, err)
 			}

@@ -89,6 +89,60 @@ func TestStackGraph(t *testing.T) {
 	h.run("stack", "graph", "database/orders").fails(t, "this command takes a appstack, not a database")
 }
 
+// TestStackWithoutStatusYet: while a new stack's first status is held
+// back, status and stack graph read its components themselves, instead of
+// calling them all NotCreated.
+func TestStackWithoutStatusYet(t *testing.T) {
+	h := newHarness(t)
+	stack := decode[v1alpha1.AppStack](t, `
+metadata: {name: fresh}
+spec:
+  environment: development
+  databases:
+    - {name: orders, engine: postgres, version: "16"}
+  caches:
+    - {name: sessions, engine: redis, version: "7.4"}
+  apps:
+    - {name: backend, image: "shop/backend:1.4", database: {ref: orders}, cache: {ref: sessions}}
+`)
+	h.create(stack)
+	db := decode[v1alpha1.Database](t, `
+metadata: {name: fresh-orders}
+spec: {engine: postgres, version: "16"}
+`)
+	db.Status = v1alpha1.DatabaseStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{{
+		Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonAvailable,
+		Message: "1 of 1 instances are ready", ObservedGeneration: 1, LastTransitionTime: at(-time.Minute),
+	}}}
+	h.create(db, decode[v1alpha1.Cache](t, `
+metadata: {name: fresh-sessions}
+spec: {engine: redis, version: "7.4"}
+`))
+	h.now = stack.CreationTimestamp.Add(10 * time.Second)
+
+	graph := h.run("stack", "graph", "fresh").ok(t)
+	status := h.run("status", "appstack/fresh").ok(t)
+	for out, wants := range map[string][]string{
+		graph: {
+			"orders     Database  fresh-orders    yes              -",
+			"sessions   Cache     fresh-sessions  no (Pending)     -",
+			"backend    WebApp    fresh-backend   no (NotCreated)  orders, sessions",
+		},
+		status: {
+			"No status yet, 10s after its creation: Steward writes a new AppStack's first status",
+			"orders     Database  database/fresh-orders  yes    Available   -                -            1 of 1 instances are ready",
+			"sessions   Cache     cache/fresh-sessions   no     Pending     -                -            it has no Ready condition yet",
+			"backend    WebApp    webapp/fresh-backend   no     NotCreated  orders,sessions  sessions     -",
+		},
+	} {
+		for _, want := range wants {
+			if !strings.Contains(out, want) {
+				t.Errorf("no %q in\n%s", want, out)
+			}
+		}
+	}
+}
+
 func TestStackGraphCycle(t *testing.T) {
 	h := newHarness(t)
 	stack := decode[v1alpha1.AppStack](t, `

@@ -57,7 +57,7 @@ type componentRow struct {
 	Blocks []string `json:"blocks,omitempty"`
 }
 
-func (c *cli) stackDetails(_ context.Context, u *unstructured.Unstructured, rep *report) error {
+func (c *cli) stackDetails(ctx context.Context, u *unstructured.Unstructured, rep *report) error {
 	stack := &v1alpha1.AppStack{}
 	if err := fromUnstructured(u, stack); err != nil {
 		return err
@@ -66,7 +66,7 @@ func (c *cli) stackDetails(_ context.Context, u *unstructured.Unstructured, rep 
 	for _, e := range stack.Status.Endpoints {
 		rep.Summary = append(rep.Summary, field{"Endpoint", fmt.Sprintf("%s %s", e.Name, e.URL)})
 	}
-	rows, err := componentRows(stack)
+	rows, err := componentRows(stack, c.componentHealth(ctx, stack))
 	s := &stackReport{Components: rows}
 	if err != nil {
 		s.GraphError = err.Error()
@@ -75,15 +75,58 @@ func (c *cli) stackDetails(_ context.Context, u *unstructured.Unstructured, rep 
 	return nil
 }
 
-// componentRows are the stack's components in the order the operator
-// creates them, from internal/appstack's graph, each with its health from
-// the status and what it waits for. When the graph cannot be built, they
-// are in the status' order, and the error says why.
-func componentRows(stack *v1alpha1.AppStack) ([]componentRow, error) {
+// componentHealth is each component's line of the stack's status. A
+// component the status has no line for, as while a new stack's first
+// status is held back, is read instead: its line then says what its own
+// Ready condition says, and it has none when the object does not exist
+// (NotCreated).
+func (c *cli) componentHealth(ctx context.Context, stack *v1alpha1.AppStack) map[string]v1alpha1.StackComponentStatus {
 	health := map[string]v1alpha1.StackComponentStatus{}
 	for _, cs := range stack.Status.Components {
 		health[cs.Name] = cs
 	}
+	g, err := appstack.NewGraph(&stack.Spec)
+	if err != nil {
+		return health
+	}
+	for _, name := range g.Order() {
+		k := findKind(g.Node(name).Kind)
+		if _, ok := health[name]; ok || k == nil {
+			continue
+		}
+		line := v1alpha1.StackComponentStatus{Name: name, Kind: k.Name, Object: appstack.ObjectName(stack, name)}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(k.gvk())
+		switch err := c.get(ctx, k, line.Object, u); {
+		case isNotFound(err):
+			continue
+		case err != nil:
+			line.Reason, line.Message = "Unknown", err.Error()
+		default:
+			line.Ready, line.Reason, line.Message, line.Since = ownReadiness(u)
+		}
+		health[name] = line
+	}
+	return health
+}
+
+// ownReadiness is what a component's own Ready condition says: Ready when
+// True for its current generation, Pending when it has none yet.
+func ownReadiness(u *unstructured.Unstructured) (bool, string, string, *metav1.Time) {
+	for _, cond := range conditionsOf(u) {
+		if cond.Type == v1alpha1.ConditionReady {
+			current := cond.ObservedGeneration == 0 || cond.ObservedGeneration == u.GetGeneration()
+			return current && cond.Status == metav1.ConditionTrue, cond.Reason, cond.Message, &cond.LastTransitionTime
+		}
+	}
+	return false, "Pending", "it has no Ready condition yet", nil
+}
+
+// componentRows are the stack's components in the order the operator
+// creates them, from internal/appstack's graph, each with its health
+// (componentHealth) and what it waits for. When the graph cannot be built,
+// they are in the status' order, and the error says why.
+func componentRows(stack *v1alpha1.AppStack, health map[string]v1alpha1.StackComponentStatus) ([]componentRow, error) {
 	g, err := appstack.NewGraph(&stack.Spec)
 	if err != nil {
 		rows := make([]componentRow, 0, len(stack.Status.Components))
