@@ -54,9 +54,10 @@ const AppStackFirstStatusSettle = DatabaseFirstRolloutSettle
 // while Steward is at work on it: the settle of the kinds whose first status
 // write is held back (WebApp and Cache, FirstRolloutSettle; Database,
 // DatabaseFirstRolloutSettle; AppStack, AppStackFirstStatusSettle), zero for
-// the others, whose first reconcile writes it. For a WebApp, a Cache or a Database it counts from
-// the start of its first rollout (FirstRolloutStart), which comes later
-// than its creation when it waited in a bulk create's queue.
+// the others, whose first reconcile writes it. For a WebApp, a Cache or a
+// Database it counts from the start of its first rollout
+// (FirstRolloutStart), which comes later than its creation when it waited
+// in a bulk create's queue.
 func FirstStatusHold(kind string) time.Duration {
 	switch kind {
 	case "Database":
