@@ -423,6 +423,14 @@ type AppStackStatus struct {
 	// +listType=atomic
 	Endpoints []StackEndpoint `json:"endpoints,omitempty"`
 
+	// FirstReadyTime is when the stack was first Ready, every component
+	// created and Ready; unset until then, and kept afterwards. With
+	// metadata.creationTimestamp it tells how long the whole application
+	// took to come up. For a stack already Ready when its operator first
+	// set it, it is when the stack last became Ready.
+	// +optional
+	FirstReadyTime *metav1.Time `json:"firstReadyTime,omitempty"`
+
 	// Conditions are Ready, Progressing and Degraded. Ready summarizes the others.
 	// +optional
 	// +listType=map

@@ -324,6 +324,10 @@ func (in *AppStackStatus) DeepCopyInto(out *AppStackStatus) {
 		*out = make([]StackEndpoint, len(*in))
 		copy(*out, *in)
 	}
+	if in.FirstReadyTime != nil {
+		in, out := &in.FirstReadyTime, &out.FirstReadyTime
+		*out = (*in).DeepCopy()
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

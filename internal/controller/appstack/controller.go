@@ -135,9 +135,10 @@ func (r *Reconciler) writeStatus(ctx context.Context, stack *v1alpha1.AppStack, 
 		return ctrl.Result{RequeueAfter: minPositive(wait, p.requeue)}, nil
 	}
 	var opts []client.MergeFromOption
-	if !written {
-		// A stale copy of the stack must not announce the components a
-		// second time.
+	first := firstReady(stack, next)
+	if !written || first {
+		// A stale copy of the stack must not announce the components, or
+		// count its first Ready, a second time.
 		opts = append(opts, client.MergeFromWithOptimisticLock{})
 	}
 	if err := status.Write(ctx, r.Client, stack, &stack.Status, next, opts...); err != nil {
@@ -147,6 +148,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, stack *v1alpha1.AppStack, 
 	r.remember(stack, next.Components, true)
 	if !written {
 		r.announceFirstWrite(stack, p)
+	}
+	if first {
+		metrics.ObserveFirstReady("AppStack", stack.CreationTimestamp.Time)
 	}
 	return ctrl.Result{RequeueAfter: p.requeue}, nil
 }

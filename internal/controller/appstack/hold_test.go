@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -34,6 +36,7 @@ import (
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/controller/appstack"
+	"github.com/steward-dev/steward/internal/metrics"
 )
 
 // TestANewStackWritesItsStatusOnceWhenReady runs a reconciler that holds
@@ -101,9 +104,14 @@ func TestANewStackWritesItsStatusOnceWhenReady(t *testing.T) {
 	time.Sleep(2 * time.Second) // the since of a line is in whole seconds
 
 	// 3. Ready: the status is written, its lines dated when the reconciler
-	// saw them change.
+	// saw them change, and the stack's time to its first Ready observed
+	// once.
 	setReady(t, frontend, true, "Available")
+	observed := firstReadyObservations(t)
 	reconcile()
+	if n := firstReadyObservations(t) - observed; n != 1 {
+		t.Errorf("steward_time_to_first_ready_seconds{kind=AppStack}: %d observations at the first Ready, want 1", n)
+	}
 	if !exists(t, named(&networkingv1.Ingress{}, ns, "shop")) {
 		t.Fatal("no Ingress once the apps were Ready")
 	}
@@ -117,6 +125,9 @@ func TestANewStackWritesItsStatusOnceWhenReady(t *testing.T) {
 	}
 	if got := kstatusOf(t, ns); got != kstatus.CurrentStatus {
 		t.Errorf("kstatus %s once Ready, want Current", got)
+	}
+	if s.Status.FirstReadyTime == nil || !s.Status.FirstReadyTime.Equal(&ready.LastTransitionTime) {
+		t.Errorf("firstReadyTime %v, want the time it became Ready, %v", s.Status.FirstReadyTime, ready.LastTransitionTime)
 	}
 	for _, line := range s.Status.Components {
 		if line.Name == "frontend" || line.Name == "ingress" {
@@ -144,6 +155,9 @@ func TestANewStackWritesItsStatusOnceWhenReady(t *testing.T) {
 	if s.ResourceVersion != rv {
 		t.Errorf("a Ready stack was written again with nothing changed")
 	}
+	if n := firstReadyObservations(t) - observed; n != 1 {
+		t.Errorf("steward_time_to_first_ready_seconds{kind=AppStack}: %d observations after a second reconcile, want still 1", n)
+	}
 
 	// 5. After the first write, each creation has its own event at once.
 	s.Spec.Apps = append(s.Spec.Apps, v1alpha1.StackApp{Name: "worker", WebAppSpec: v1alpha1.WebAppSpec{Image: "shop/worker:1.0"}})
@@ -157,6 +171,17 @@ func TestANewStackWritesItsStatusOnceWhenReady(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// firstReadyObservations is how many AppStacks this process saw Ready for
+// the first time.
+func firstReadyObservations(t *testing.T) uint64 {
+	t.Helper()
+	m := &dto.Metric{}
+	if err := metrics.TimeToFirstReady.WithLabelValues("AppStack").(prometheus.Histogram).Write(m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
 }
 
 // heldStack reads the stack, whose status must not be written yet: it

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -144,5 +145,47 @@ func TestAWaitTimesOutWhileTheStatusIsHeld(t *testing.T) {
 		if l.Name == "backend" && !l.Since.Time.Equal(now.Add(-2*time.Minute)) {
 			t.Errorf("backend since %s, want when it was first seen Blocked, %s", l.Since, now.Add(-2*time.Minute))
 		}
+	}
+}
+
+func TestFirstReadyTime(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ready := func(name string) client.Object { return live(appstack.KindWebApp, name, true, "Available") }
+	everyReady := []client.Object{live(appstack.KindDatabase, "db", true, "Available"), ready("frontend"), ready("backend"), ready("worker")}
+	status := func(stack *v1alpha1.AppStack, at time.Time, objs ...client.Object) v1alpha1.AppStackStatus {
+		obs := observedFor(t, stack, objs...)
+		prev := previous(stack, recalled{})
+		return computeStatus(stack, obs, planDeploy(stack, obs, prev, at), prev, at)
+	}
+	stack := newStack()
+	deploying := status(stack, now, live(appstack.KindDatabase, "db", false, "Creating"))
+	if deploying.FirstReadyTime != nil || firstReady(stack, deploying) {
+		t.Fatalf("deploying: firstReadyTime %v", deploying.FirstReadyTime)
+	}
+	stack.Status = deploying
+	first := status(stack, now.Add(time.Minute), everyReady...)
+	if !firstReady(stack, first) {
+		t.Errorf("Ready for the first time, not counted: firstReadyTime %v", first.FirstReadyTime)
+	}
+	// The condition's transition time is stamped with the real clock: the
+	// field must be that time.
+	if c := meta.FindStatusCondition(first.Conditions, v1alpha1.ConditionReady); first.FirstReadyTime == nil || !first.FirstReadyTime.Equal(&c.LastTransitionTime) {
+		t.Fatalf("Ready: firstReadyTime %v, want Ready's transition time %v", first.FirstReadyTime, c.LastTransitionTime)
+	}
+	stack.Status = first
+	if again := status(stack, now.Add(2*time.Minute), everyReady...); firstReady(stack, again) || !again.FirstReadyTime.Equal(first.FirstReadyTime) {
+		t.Errorf("still Ready: firstReadyTime %v, counted again %v", again.FirstReadyTime, firstReady(stack, again))
+	}
+	degraded := status(stack, now.Add(3*time.Minute), live(appstack.KindDatabase, "db", false, "CrashLooping"), ready("frontend"), ready("backend"), ready("worker"))
+	stack.Status = degraded
+	if back := status(stack, now.Add(4*time.Minute), everyReady...); firstReady(stack, back) || !back.FirstReadyTime.Equal(first.FirstReadyTime) {
+		t.Errorf("Ready again after a problem: firstReadyTime %v, counted again %v; want the first, not counted", back.FirstReadyTime, firstReady(stack, back))
+	}
+	// A stack Ready before the field existed gets the time it last became
+	// Ready, and is not counted.
+	stack.Status = first
+	stack.Status.FirstReadyTime = nil
+	if upgraded := status(stack, now.Add(5*time.Minute), everyReady...); firstReady(stack, upgraded) || upgraded.FirstReadyTime == nil {
+		t.Errorf("Ready before the field existed: firstReadyTime %v, counted %v", upgraded.FirstReadyTime, firstReady(stack, upgraded))
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
@@ -48,7 +49,18 @@ func computeStatus(stack *v1alpha1.AppStack, obs *observed, p plan, prev map[str
 	st.Effective = obs.desired.Effective
 	st.Endpoints = endpoints(stack, obs.components)
 	setDeployStatus(stack, &st, entries, len(p.removal.left))
+	if ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady); st.FirstReadyTime == nil && ready.Status == metav1.ConditionTrue {
+		// Now, or, for a stack Ready before, when it last became so.
+		st.FirstReadyTime = ready.LastTransitionTime.DeepCopy()
+	}
 	return st
+}
+
+// firstReady reports whether next makes the stack Ready for the first time:
+// it sets firstReadyTime on a stack that was not Ready.
+func firstReady(stack *v1alpha1.AppStack, next v1alpha1.AppStackStatus) bool {
+	return stack.Status.FirstReadyTime == nil && next.FirstReadyTime != nil &&
+		!meta.IsStatusConditionTrue(stack.Status.Conditions, v1alpha1.ConditionReady)
 }
 
 // holdFor is how long to hold back writing next, a new stack's status,
