@@ -105,10 +105,17 @@ func SettleDelay(start time.Time, settle time.Duration, currentGen, nextGen int6
 	}
 	// A status written before: hold only a step within the same
 	// generation's first rollout.
-	if written := currentGen >= 1 || len(current) > 0; written && (currentGen != nextGen || !notReadyFor(current, inProgress)) {
+	if StatusWritten(currentGen, current) && (currentGen != nextGen || !notReadyFor(current, inProgress)) {
 		return 0
 	}
 	return start.Add(settle).Sub(now)
+}
+
+// StatusWritten reports whether a status with observedGeneration and
+// conditions was written by Steward: the CRDs' default, observedGeneration
+// -1 and no conditions, is not.
+func StatusWritten(observedGeneration int64, conditions []metav1.Condition) bool {
+	return observedGeneration >= 1 || len(conditions) > 0
 }
 
 // notReadyFor reports whether conds hold a Ready condition that is False

@@ -104,8 +104,21 @@ spec:
     - {name: sessions, engine: redis, version: "7.4"}
   apps:
     - {name: backend, image: "shop/backend:1.4", database: {ref: orders}, cache: {ref: sessions}}
+  config:
+    data: {LOG_LEVEL: info}
 `)
 	h.create(stack)
+	// The configuration is rolling out to apps, and counts as Ready for the
+	// stack: it has rendered its revision.
+	config := decode[v1alpha1.AppConfig](t, `
+metadata: {name: fresh-config}
+spec: {application: fresh, environment: dev, data: {LOG_LEVEL: info}}
+`)
+	config.Status = v1alpha1.AppConfigStatus{ObservedGeneration: 1, CurrentRevision: "0123456789", Conditions: []metav1.Condition{{
+		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: "RollingOut",
+		Message: "0 of 1 consumers run revision 0123456789", ObservedGeneration: 1, LastTransitionTime: at(-time.Minute),
+	}}}
+	h.create(config)
 	db := decode[v1alpha1.Database](t, `
 metadata: {name: fresh-orders}
 spec: {engine: postgres, version: "16"}
@@ -124,15 +137,17 @@ spec: {engine: redis, version: "7.4"}
 	status := h.run("status", "appstack/fresh").ok(t)
 	for out, wants := range map[string][]string{
 		graph: {
-			"orders     Database  fresh-orders    yes              -",
-			"sessions   Cache     fresh-sessions  no (Pending)     -",
-			"backend    WebApp    fresh-backend   no (NotCreated)  orders, sessions",
+			"orders     Database   fresh-orders    yes              -",
+			"sessions   Cache      fresh-sessions  no (Pending)     -",
+			"config     AppConfig  fresh-config    yes              -",
+			"backend    WebApp     fresh-backend   no (NotCreated)  config, orders, sessions",
 		},
 		status: {
 			"No status yet, 10s after its creation: Steward writes a new AppStack's first status",
-			"orders     Database  database/fresh-orders  yes    Available   -                -            1 of 1 instances are ready",
-			"sessions   Cache     cache/fresh-sessions   no     Pending     -                -            it has no Ready condition yet",
-			"backend    WebApp    webapp/fresh-backend   no     NotCreated  orders,sessions  sessions     -",
+			"orders     Database   database/fresh-orders   yes    Available   -                       -            1 of 1 instances are ready",
+			"sessions   Cache      cache/fresh-sessions    no     Pending     -                       -            Cache fresh-sessions has no status yet",
+			"config     AppConfig  appconfig/fresh-config  yes    RollingOut  -                       -            revision 0123456789 rendered",
+			"backend    WebApp     webapp/fresh-backend    no     NotCreated  config,orders,sessions  sessions     -",
 		},
 	} {
 		for _, want := range wants {

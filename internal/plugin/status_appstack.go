@@ -24,6 +24,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appstack"
@@ -77,9 +78,9 @@ func (c *cli) stackDetails(ctx context.Context, u *unstructured.Unstructured, re
 
 // componentHealth is each component's line of the stack's status. A
 // component the status has no line for, as while a new stack's first
-// status is held back, is read instead: its line then says what its own
-// Ready condition says, and it has none when the object does not exist
-// (NotCreated).
+// status is held back, is read instead and judged as the operator judges
+// it (v1alpha1.StackComponentReadiness); it has no line when the object
+// does not exist (NotCreated).
 func (c *cli) componentHealth(ctx context.Context, stack *v1alpha1.AppStack) map[string]v1alpha1.StackComponentStatus {
 	health := map[string]v1alpha1.StackComponentStatus{}
 	for _, cs := range stack.Status.Components {
@@ -95,31 +96,27 @@ func (c *cli) componentHealth(ctx context.Context, stack *v1alpha1.AppStack) map
 			continue
 		}
 		line := v1alpha1.StackComponentStatus{Name: name, Kind: k.Name, Object: appstack.ObjectName(stack, name)}
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(k.gvk())
-		switch err := c.get(ctx, k, line.Object, u); {
+		switch obj, err := c.getTyped(ctx, k, line.Object); {
 		case isNotFound(err):
 			continue
 		case err != nil:
 			line.Reason, line.Message = "Unknown", err.Error()
 		default:
-			line.Ready, line.Reason, line.Message, line.Since = ownReadiness(u)
+			line.Ready, line.Reason, line.Message, _ = v1alpha1.StackComponentReadiness(obj)
 		}
 		health[name] = line
 	}
 	return health
 }
 
-// ownReadiness is what a component's own Ready condition says: Ready when
-// True for its current generation, Pending when it has none yet.
-func ownReadiness(u *unstructured.Unstructured) (bool, string, string, *metav1.Time) {
-	for _, cond := range conditionsOf(u) {
-		if cond.Type == v1alpha1.ConditionReady {
-			current := cond.ObservedGeneration == 0 || cond.ObservedGeneration == u.GetGeneration()
-			return current && cond.Status == metav1.ConditionTrue, cond.Reason, cond.Message, &cond.LastTransitionTime
-		}
+// getTyped reads the object of kind named name as its Go type.
+func (c *cli) getTyped(ctx context.Context, k *kind, name string) (client.Object, error) {
+	o, err := c.c.Scheme().New(k.gvk())
+	if err != nil {
+		return nil, err
 	}
-	return false, "Pending", "it has no Ready condition yet", nil
+	obj := o.(client.Object)
+	return obj, c.get(ctx, k, name, obj)
 }
 
 // componentRows are the stack's components in the order the operator

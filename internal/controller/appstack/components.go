@@ -20,8 +20,6 @@ import (
 	"fmt"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -98,48 +96,12 @@ func dropped(owned, keep []*component) []*component {
 	return out
 }
 
-// configTrouble are the AppConfig reasons that are its own trouble, not a
-// consumer's rollout.
-var configTrouble = []string{
-	v1alpha1.ReasonInvalidSpec, v1alpha1.ReasonSecretNotFound, v1alpha1.ReasonRevisionNotFound,
-	v1alpha1.ReasonNameConflict, v1alpha1.ReasonApplyFailed,
-}
-
 // readiness returns whether the live object is Ready for its current
 // generation, its Ready reason and message, and whether its Degraded
-// condition is True. The stack's AppConfig counts as Ready once it has
-// rendered a revision for its spec and has no trouble of its own: a rollout
-// to the apps is theirs to report, and must not hold the apps not created
-// yet.
+// condition is True (v1alpha1.StackComponentReadiness).
 func (c *component) readiness() (ready bool, reason, message string, degraded bool) {
 	if !c.exists {
 		return false, v1alpha1.ReasonNotCreated, fmt.Sprintf("%s %s is not created yet", c.kind, c.object()), false
 	}
-	var conds []metav1.Condition
-	var observed int64
-	switch o := c.live.(type) {
-	case *v1alpha1.Database:
-		conds, observed = o.Status.Conditions, o.Status.ObservedGeneration
-	case *v1alpha1.Cache:
-		conds, observed = o.Status.Conditions, o.Status.ObservedGeneration
-	case *v1alpha1.WebApp:
-		conds, observed = o.Status.Conditions, o.Status.ObservedGeneration
-	case *v1alpha1.AppConfig:
-		conds, observed = o.Status.Conditions, o.Status.ObservedGeneration
-	}
-	cond := meta.FindStatusCondition(conds, v1alpha1.ConditionReady)
-	switch {
-	case cond == nil:
-		return false, "Pending", fmt.Sprintf("%s %s has no status yet", c.kind, c.object()), false
-	case observed != c.live.GetGeneration():
-		return false, cond.Reason, fmt.Sprintf("%s %s has not caught up with its spec yet", c.kind, c.object()), false
-	}
-	degraded = meta.IsStatusConditionTrue(conds, v1alpha1.ConditionDegraded)
-	if ac, ok := c.live.(*v1alpha1.AppConfig); ok {
-		if ac.Status.CurrentRevision != "" && !slices.Contains(configTrouble, cond.Reason) {
-			return true, cond.Reason, fmt.Sprintf("revision %s rendered: %s", ac.Status.CurrentRevision, cond.Message), false
-		}
-		return false, cond.Reason, cond.Message, slices.Contains(configTrouble, cond.Reason)
-	}
-	return cond.Status == metav1.ConditionTrue, cond.Reason, cond.Message, degraded
+	return v1alpha1.StackComponentReadiness(c.live)
 }

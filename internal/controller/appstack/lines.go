@@ -82,7 +82,7 @@ func previous(stack *v1alpha1.AppStack, rec recalled) map[string]v1alpha1.StackC
 }
 
 // statusWritten reports whether the stack has a status written by the
-// operator: the CRD's default, observedGeneration -1, is not one.
+// operator, as read or as this process remembers writing it.
 func statusWritten(stack *v1alpha1.AppStack, rec recalled) bool {
-	return rec.wrote || stack.Status.ObservedGeneration >= 1 || len(stack.Status.Conditions) > 0
+	return rec.wrote || v1alpha1.StatusWritten(stack.Status.ObservedGeneration, stack.Status.Conditions)
 }
