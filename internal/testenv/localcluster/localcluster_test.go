@@ -423,13 +423,46 @@ func TestSweepStale(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Directories with an empty owner marker, as one is while it is being
+	// written: a new one is a Start under way and must stay (two clusters
+	// started at once once swept each other's directory this way); one
+	// older than staleAge is abandoned.
+	starting, err := os.MkdirTemp("", dirPattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(starting) })
+	abandoned, err := os.MkdirTemp("", dirPattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(abandoned) })
+	for _, d := range []string{starting, abandoned} {
+		if err := os.WriteFile(filepath.Join(d, ownerFile), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleAge)
+	if err := os.Chtimes(abandoned, old, old); err != nil {
+		t.Fatal(err)
+	}
+
 	sweepStale()
 
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("stale directory still exists (stat: %v)", err)
 	}
+	if _, err := os.Stat(abandoned); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("abandoned directory with an empty owner marker still exists (stat: %v)", err)
+	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("live directory was removed: %v", err)
+	}
+	if _, err := os.Stat(starting); err != nil {
+		t.Errorf("a new directory with an empty owner marker, as while a Start writes it, was removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(live, ownerFile+".part")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the owner marker's partial file is left behind (stat: %v)", err)
 	}
 	select {
 	case <-exited:

@@ -45,11 +45,17 @@ const (
 // counts as abandoned rather than still being set up.
 const staleAge = time.Minute
 
-// writeOwner records the current process as the owner of dir.
+// writeOwner records the current process as the owner of dir. The marker
+// appears whole, by a rename: a sweep running at the same time, in this
+// process or another, must never read it empty.
 func writeOwner(dir string) error {
 	pid := os.Getpid()
 	data := fmt.Sprintf("%d %s\n", pid, processStartTime(pid))
-	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(data), 0o600); err != nil {
+	part := filepath.Join(dir, ownerFile+".part")
+	if err := os.WriteFile(part, []byte(data), 0o600); err != nil {
+		return fmt.Errorf("writing the owner marker: %w", err)
+	}
+	if err := os.Rename(part, filepath.Join(dir, ownerFile)); err != nil {
 		return fmt.Errorf("writing the owner marker: %w", err)
 	}
 	return nil
@@ -95,14 +101,12 @@ func sweepStale() {
 // ownerAlive reports whether the process that made dir may still be using it.
 func ownerAlive(dir string) bool {
 	data, err := os.ReadFile(filepath.Join(dir, ownerFile))
-	if err != nil {
-		// No marker yet: the directory may be one a Start is creating.
+	fields := strings.Fields(string(data))
+	if err != nil || len(fields) == 0 {
+		// No marker yet, or one an older version was still writing: the
+		// directory may be one a Start is creating.
 		info, statErr := os.Stat(dir)
 		return statErr != nil || time.Since(info.ModTime()) < staleAge
-	}
-	fields := strings.Fields(string(data))
-	if len(fields) == 0 {
-		return false
 	}
 	pid, err := strconv.Atoi(fields[0])
 	if err != nil || !pidAlive(pid) {
