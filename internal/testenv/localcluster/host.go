@@ -520,7 +520,9 @@ func registerRealCluster(id, dir string) error {
 	if err := os.MkdirAll(registryDir(), 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(registryDir(), id), []byte(dir), 0o600)
+	// Whole, or a sweep reading it mid-write would take the cluster for
+	// an unregistered one and undo its network.
+	return writeWhole(filepath.Join(registryDir(), id), []byte(dir))
 }
 
 // unregisterRealCluster forgets a cluster once nothing of it is left.
@@ -534,6 +536,9 @@ func realClusters() map[string]string {
 	clusters := map[string]string{}
 	entries, _ := os.ReadDir(registryDir())
 	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue // being written
+		}
 		if data, err := os.ReadFile(filepath.Join(registryDir(), e.Name())); err == nil {
 			clusters[e.Name()] = string(data)
 		}

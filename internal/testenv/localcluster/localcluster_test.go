@@ -461,7 +461,7 @@ func TestSweepStale(t *testing.T) {
 	if _, err := os.Stat(starting); err != nil {
 		t.Errorf("a new directory with an empty owner marker, as while a Start writes it, was removed: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(live, ownerFile+".part")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(live, "."+ownerFile+".part")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the owner marker's partial file is left behind (stat: %v)", err)
 	}
 	select {

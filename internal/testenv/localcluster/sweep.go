@@ -51,14 +51,20 @@ const staleAge = time.Minute
 func writeOwner(dir string) error {
 	pid := os.Getpid()
 	data := fmt.Sprintf("%d %s\n", pid, processStartTime(pid))
-	part := filepath.Join(dir, ownerFile+".part")
-	if err := os.WriteFile(part, []byte(data), 0o600); err != nil {
-		return fmt.Errorf("writing the owner marker: %w", err)
-	}
-	if err := os.Rename(part, filepath.Join(dir, ownerFile)); err != nil {
+	if err := writeWhole(filepath.Join(dir, ownerFile), []byte(data)); err != nil {
 		return fmt.Errorf("writing the owner marker: %w", err)
 	}
 	return nil
+}
+
+// writeWhole writes a file that a reader sees either absent or complete:
+// the data goes to a hidden file beside it, renamed into place.
+func writeWhole(path string, data []byte) error {
+	part := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".part")
+	if err := os.WriteFile(part, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(part, path)
 }
 
 // recordPID appends a started process to dir's pid list.
