@@ -162,7 +162,8 @@ func TestConditionsFollowTheInformer(t *testing.T) {
 // count the objects twice); the leader, while it watches no such kind yet,
 // reports none either rather than zeros it does not know, and its scrape
 // succeeds; once the kind is cached, every phase is reported, zero or not;
-// a list that fails otherwise fails the scrape.
+// a list that fails otherwise fails the scrape. An object without a phase
+// yet, whose first status is not written, counts as Pending.
 func TestPhasesOnlyFromTheLeader(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
@@ -170,12 +171,15 @@ func TestPhasesOnlyFromTheLeader(t *testing.T) {
 	}
 	c := &fakeCache{
 		Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(
-			&v1alpha1.WebApp{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "a"}}).Build(),
+			&v1alpha1.WebApp{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "a"},
+				Status: v1alpha1.WebAppStatus{Phase: v1alpha1.WebAppRunning}},
+			&v1alpha1.WebApp{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "a"}}).Build(),
 		informers: &informertest.FakeInformers{Scheme: scheme},
 	}
 	leading := make(chan struct{})
 	collector := newListPhaseCollector(c, leading, func() client.ObjectList { return &v1alpha1.WebAppList{} },
-		"webapps", "WebApp", []string{"Pending", "Running"}, func(client.Object) string { return "Running" })
+		"webapps", "WebApp", []string{"Pending", "Running"},
+		func(o client.Object) string { return string(o.(*v1alpha1.WebApp).Status.Phase) })
 	if err := testutil.CollectAndCompare(collector, strings.NewReader("")); err != nil {
 		t.Errorf("a scrape of a replica not elected: %v, want no series and no error", err)
 	}
@@ -191,7 +195,7 @@ func TestPhasesOnlyFromTheLeader(t *testing.T) {
 		v1alpha1.GroupVersion.WithKind("WebApp"): controllertest.NewFakeInformer(),
 	}
 	want := "# HELP steward_webapps Number of WebApp objects in each phase.\n# TYPE steward_webapps gauge\n" +
-		`steward_webapps{phase="Pending"} 0` + "\n" + `steward_webapps{phase="Running"} 1` + "\n"
+		`steward_webapps{phase="Pending"} 1` + "\n" + `steward_webapps{phase="Running"} 1` + "\n"
 	if err := testutil.CollectAndCompare(collector, strings.NewReader(want)); err != nil {
 		t.Errorf("a scrape of a kind cached: %v", err)
 	}

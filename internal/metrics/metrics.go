@@ -19,6 +19,7 @@ limitations under the License.
 package metrics
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,6 +78,9 @@ func newPhaseCollector(plural, kind string, phases []string, count PhaseCounter)
 // RegisterListPhases exports steward_<plural>{phase}, counting the objects
 // newList lists from c by phaseOf: from the events of the kind's informer
 // once the controllers have started it (a follower), by a list until then.
+// An object whose phaseOf is empty, one whose first status Steward has not
+// written yet (or holds back), counts in phases[0], each kind's Pending: the
+// phases of a kind always add up to its number of objects.
 // Only the leader exports it, once elected closes (the manager's Elected):
 // a replica waiting for the leadership exports no series of it.
 // Registering the same metric again, as a second manager in one process
@@ -89,7 +93,9 @@ func RegisterListPhases(c Cache, elected <-chan struct{}, newList func() client.
 }
 
 func newListPhaseCollector(c Cache, elected <-chan struct{}, newList func() client.ObjectList, plural, kind string, phases []string, phaseOf func(client.Object) string) *phaseCollector {
-	objects := newFollower(c, elected, newList, func(o client.Object) (string, bool) { return phaseOf(o), true })
+	objects := newFollower(c, elected, newList, func(o client.Object) (string, bool) {
+		return cmp.Or(phaseOf(o), phases[0]), true
+	})
 	return newPhaseCollector(plural, kind, phases, func(ctx context.Context) (map[string]int, error) {
 		counts := map[string]int{}
 		err := objects.each(ctx, func(phase string) { counts[phase]++ })

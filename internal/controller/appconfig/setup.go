@@ -38,6 +38,8 @@ import (
 	"github.com/steward-dev/steward/internal/priority"
 )
 
+// phases are the values of status.phase, in the order metrics list them;
+// the first, Pending, also counts the objects with no status yet.
 var phases = []string{
 	string(v1alpha1.AppConfigPending), string(v1alpha1.AppConfigRollingOut),
 	string(v1alpha1.AppConfigReady), string(v1alpha1.AppConfigDegraded),

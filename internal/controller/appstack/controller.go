@@ -155,7 +155,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, stack *v1alpha1.AppStack, 
 	return ctrl.Result{RequeueAfter: p.requeue}, nil
 }
 
-// phases are the values of status.phase, in the order metrics list them.
+// phases are the values of status.phase, in the order metrics list them;
+// the first, Pending, also counts the objects with no status yet.
 var phases = []string{
 	string(v1alpha1.AppStackPending), string(v1alpha1.AppStackDeploying), string(v1alpha1.AppStackReady),
 	string(v1alpha1.AppStackDegraded), string(v1alpha1.AppStackDeleting),

@@ -56,7 +56,8 @@ import (
 // the user must fix, which no watch event may announce.
 const retryUserError = time.Minute
 
-// phases are the values of status.phase, in the order metrics list them.
+// phases are the values of status.phase, in the order metrics list them;
+// the first, Pending, also counts the objects with no status yet.
 var phases = []string{
 	string(v1alpha1.CachePending), string(v1alpha1.CacheDeploying),
 	string(v1alpha1.CacheRunning), string(v1alpha1.CacheDegraded),

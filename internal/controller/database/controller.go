@@ -56,7 +56,8 @@ import (
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
-// phases are the values of status.phase, in the order metrics list them.
+// phases are the values of status.phase, in the order metrics list them;
+// the first, Pending, also counts the objects with no status yet.
 var phases = []string{
 	string(v1alpha1.DatabasePending), string(v1alpha1.DatabaseCreating), string(v1alpha1.DatabaseRunning),
 	string(v1alpha1.DatabaseUpdating), string(v1alpha1.DatabaseDegraded), string(v1alpha1.DatabaseBlocked),

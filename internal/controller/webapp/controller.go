@@ -53,7 +53,8 @@ import (
 	"github.com/steward-dev/steward/internal/stuckpods"
 )
 
-// phases are the values of status.phase, in the order metrics list them.
+// phases are the values of status.phase, in the order metrics list them;
+// the first, Pending, also counts the objects with no status yet.
 var phases = []string{
 	string(v1alpha1.WebAppPending), string(v1alpha1.WebAppDeploying),
 	string(v1alpha1.WebAppRunning), string(v1alpha1.WebAppDegraded),
