@@ -65,6 +65,7 @@ func TestBenchSmall(t *testing.T) {
 		checkConfigRollout(t, res, cfg)
 		checkPeer(t, res)
 		checkRequests(t, res, cfg)
+		checkFloor(t, res)
 	})
 	t.Run("Database", func(t *testing.T) {
 		res, cfg := runSmall(t, "Database", 10)
@@ -155,6 +156,27 @@ func checkRequests(t *testing.T, res *results, cfg config) {
 	}
 	if apiServer <= 0 {
 		t.Errorf("the API server spent no CPU on %d requests of each kind: %+v", cfg.N, res.Requests)
+	}
+}
+
+// checkFloor checks the floor measure's one round and the plain client's
+// beside it: both timed, the cluster's processes did the work, and no
+// operator ran.
+func checkFloor(t *testing.T, res *results) {
+	t.Helper()
+	f := res.Floor
+	if f == nil || len(f.FloorSeconds) != 1 || len(f.RawSeconds) != 1 || len(f.Ratios) != 1 || f.MedianRatio <= 0 || f.MedianCPURatio <= 0 {
+		t.Fatalf("floor = %+v, want one round of each, timed", f)
+	}
+	for _, round := range []cpuTimes{f.FloorCPU[0], f.RawCPU[0]} {
+		for _, name := range []string{"kube-apiserver", "etcd", "kube-controller-manager"} {
+			if round[name] <= 0 {
+				t.Errorf("floor measure: %s used %v CPU seconds in a round (all: %v)", name, round[name], round)
+			}
+		}
+		if _, ok := round["operator"]; ok {
+			t.Errorf("floor measure: an operator's CPU was counted (all: %v)", round)
+		}
 	}
 }
 

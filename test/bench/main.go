@@ -129,7 +129,7 @@ func (l *intList) Set(s string) error {
 
 // measures are the measures in the order they run; the change latency edits
 // an object the convergence measure created.
-var measures = []string{"requests", "convergence", "stacks", "idle", "unrelated", "change", "isolation", "config"}
+var measures = []string{"requests", "floor", "convergence", "stacks", "idle", "unrelated", "change", "isolation", "config"}
 
 // applies says why a measure does not apply to a kind, or "" when it does.
 func applies(measure, kind string) string {
@@ -139,6 +139,8 @@ func applies(measure, kind string) string {
 		return "the config measure rolls out WebApps: it needs -kind WebApp"
 	case measure == "requests" && !strings.EqualFold(kind, "WebApp"):
 		return "the requests measure sends a WebApp's requests: it needs -kind WebApp"
+	case measure == "floor" && !strings.EqualFold(kind, "WebApp"):
+		return "the floor measure sends a WebApp's requests: it needs -kind WebApp"
 	case measure == "stacks" && !stack:
 		return "the stacks measure creates AppStacks: it needs -kind AppStack"
 	case stack && slices.Contains([]string{"convergence", "change", "isolation"}, measure):
@@ -351,6 +353,12 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 			return nil, err
 		}
 	}
+	if slices.Contains(selected, "floor") {
+		// Without an operator, whose work the floor leaves out.
+		if err := b.measureFloor(ctx, res); err != nil {
+			return nil, err
+		}
+	}
 	if runsPeer(cfg, selected) {
 		// The peer reconciles every WebApp in the cluster, as Steward
 		// does: it runs alone, before Steward starts.
@@ -383,6 +391,7 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 		"stacks": b.measureStacks,
 		// Run above, before any operator started.
 		"requests": func(context.Context, *results) error { return nil },
+		"floor":    func(context.Context, *results) error { return nil },
 	}
 	for _, m := range selected {
 		if err := steps[m](ctx, res); err != nil {

@@ -153,6 +153,9 @@ type results struct {
 
 	Stacks *stackResults `json:"stacks,omitempty"`
 
+	// Floor is the floor measure's rounds (see floor.go).
+	Floor *floorResults `json:"floor,omitempty"`
+
 	// Peer is the peer operator's run beside Steward's (see peer.go).
 	Peer *peerResults `json:"peer,omitempty"`
 }
@@ -355,6 +358,9 @@ func (r *results) print(out io.Writer) {
 	}
 	if len(r.Requests) > 0 {
 		r.printRequests(out)
+	}
+	if r.Floor != nil {
+		r.printFloor(out)
 	}
 	if len(r.Idle.Requests) > 0 {
 		fmt.Fprintln(out, "\n4. operator requests in the idle window:")

@@ -76,22 +76,6 @@ func (b *bench) measureRequests(ctx context.Context, res *results) error {
 	idleRate := processCPU(pids).since(idle)
 	idleSeconds := time.Since(idleStart).Seconds()
 
-	deploying := func(app *v1alpha1.WebApp) v1alpha1.WebAppStatus {
-		st := app.Status
-		st.ObservedGeneration, st.Phase, st.DesiredReplicas = app.Generation, v1alpha1.WebAppDeploying, 1
-		st.Selector, st.URL = k8slabels.SelectorFromSet(webapp.SelectorLabels(app)).String(), webapp.URL(app)
-		msg := "0 of 1 pods updated, 0 ready"
-		conditions.Set(&st.Conditions, app.Generation, conditions.False(v1alpha1.ReasonCreating, msg),
-			conditions.True(v1alpha1.ReasonCreating, msg), conditions.False(v1alpha1.ReasonHealthy, ""))
-		return st
-	}
-	running := func(app *v1alpha1.WebApp) v1alpha1.WebAppStatus {
-		st := deploying(app)
-		st.Phase, st.Replicas, st.ReadyReplicas, st.UpdatedReplicas = v1alpha1.WebAppRunning, 1, 1, 1
-		conditions.Set(&st.Conditions, app.Generation, conditions.True(v1alpha1.ReasonAvailable, "1/1 pods ready"),
-			conditions.False(v1alpha1.ReasonRolloutComplete, ""), conditions.False(v1alpha1.ReasonHealthy, ""))
-		return st
-	}
 	deployment := func(app *v1alpha1.WebApp, typed bool) client.Object {
 		u := rawApplied(webapp.Deployment(app, webapp.Bindings{}), app.Name)
 		if !typed {
@@ -109,10 +93,10 @@ func (b *bench) measureRequests(ctx context.Context, res *results) error {
 	}{
 		{"create webapps", func(i int) error { return b.c.Create(ctx, apps[i]) }},
 		{"patch webapps/status, deploying", func(i int) error {
-			return status.Write(ctx, b.c, apps[i], &apps[i].Status, deploying(apps[i]))
+			return status.Write(ctx, b.c, apps[i], &apps[i].Status, deployingStatus(apps[i]))
 		}},
 		{"patch webapps/status, Ready", func(i int) error {
-			return status.Write(ctx, b.c, apps[i], &apps[i].Status, running(apps[i]))
+			return status.Write(ctx, b.c, apps[i], &apps[i].Status, runningStatus(apps[i]))
 		}},
 		{"create events (events.k8s.io)", func(i int) error { return b.c.Create(ctx, availableEvent(apps[i])) }},
 		{"create deployments, protobuf, dry run", func(i int) error {
@@ -140,6 +124,28 @@ func (b *bench) measureRequests(ctx context.Context, res *results) error {
 		b.logf("Requests: %s, %d in %.1fs", s.name, n, time.Since(start).Seconds())
 	}
 	return b.deleteNamespaces(ctx, "the requests measure's", nss)
+}
+
+// deployingStatus is the status Steward writes for a new WebApp whose
+// Deployment is rolling out.
+func deployingStatus(app *v1alpha1.WebApp) v1alpha1.WebAppStatus {
+	st := app.Status
+	st.ObservedGeneration, st.Phase, st.DesiredReplicas = app.Generation, v1alpha1.WebAppDeploying, 1
+	st.Selector, st.URL = k8slabels.SelectorFromSet(webapp.SelectorLabels(app)).String(), webapp.URL(app)
+	msg := "0 of 1 pods updated, 0 ready"
+	conditions.Set(&st.Conditions, app.Generation, conditions.False(v1alpha1.ReasonCreating, msg),
+		conditions.True(v1alpha1.ReasonCreating, msg), conditions.False(v1alpha1.ReasonHealthy, ""))
+	return st
+}
+
+// runningStatus is the status Steward writes for a WebApp of one replica
+// once it is Ready.
+func runningStatus(app *v1alpha1.WebApp) v1alpha1.WebAppStatus {
+	st := deployingStatus(app)
+	st.Phase, st.Replicas, st.ReadyReplicas, st.UpdatedReplicas = v1alpha1.WebAppRunning, 1, 1, 1
+	conditions.Set(&st.Conditions, app.Generation, conditions.True(v1alpha1.ReasonAvailable, "1/1 pods ready"),
+		conditions.False(v1alpha1.ReasonRolloutComplete, ""), conditions.False(v1alpha1.ReasonHealthy, ""))
+	return st
 }
 
 // availableEvent is the event Steward emits when a WebApp is first Ready.

@@ -66,6 +66,25 @@ func track(ctx context.Context, c cache.Cache, obj client.Object, cond func(clie
 }
 
 // at returns when key first met the condition.
+// chainOnUpdate makes f see every added or updated object after the
+// current onUpdate, until restore is called.
+func (t *tracker) chainOnUpdate(f func(client.Object)) (restore func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	prev := t.onUpdate
+	t.onUpdate = func(o client.Object) {
+		if prev != nil {
+			prev(o)
+		}
+		f(o)
+	}
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.onUpdate = prev
+	}
+}
+
 func (t *tracker) at(key client.ObjectKey) (time.Time, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -1,0 +1,225 @@
+/*
+Copyright 2026 The Steward Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/steward-dev/steward/api/v1alpha1"
+	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/controller/webapp"
+	"github.com/steward-dev/steward/internal/status"
+)
+
+// floorResults are the floor measure's rounds: the requests a WebApp adds to
+// the plain client's, sent by the bench itself as an operator that costs
+// nothing would send them, beside the plain client's rounds.
+type floorResults struct {
+	FloorSeconds []float64  `json:"floorSeconds"`
+	RawSeconds   []float64  `json:"rawSeconds"`
+	FloorCPU     []cpuTimes `json:"floorCPU"`
+	RawCPU       []cpuTimes `json:"rawCPU"`
+	// Ratios and CPURatios are, per round, the floor's time and its
+	// cluster's CPU seconds over the plain client's beside it.
+	Ratios         []float64 `json:"ratios"`
+	MedianRatio    float64   `json:"medianRatio"`
+	CPURatios      []float64 `json:"cpuRatios"`
+	MedianCPURatio float64   `json:"medianCPURatio"`
+}
+
+// floorNamespace prefixes the namespaces of the floor measure, deleted
+// after each round: no operator runs during the measure, and none must see
+// its WebApps afterwards.
+const floorNamespace = "bench-floor"
+
+// floorWorkers answer ready Deployments, as Steward's --webapp-concurrency.
+const floorWorkers = 10
+
+// measureFloor runs, before any operator starts, rounds of N WebApps whose
+// children and status the bench itself creates and writes, as Steward does
+// (the same Deployment and Service, owned by the WebApp, created together;
+// one status patch at Ready; one Available event), with none of an
+// operator's own work: no reconcile, no watch but the bench's, no CPU of its
+// own beyond the bench's. Each is timed beside a plain client's round, in
+// alternating order. Its ratio is the least any operator that reports a
+// WebApp's status and event can reach against the plain client.
+func (b *bench) measureFloor(ctx context.Context, res *results) error {
+	fr := &floorResults{}
+	res.Floor = fr
+	for r := range b.cfg.Rounds {
+		order := []string{"raw", "floor"}
+		if r%2 == 1 {
+			order = []string{"floor", "raw"}
+		}
+		for _, which := range order {
+			nss, err := b.namespaces(ctx, fmt.Sprintf("%s-%s-%d", floorNamespace, which, r), b.cfg.Namespaces)
+			if err != nil {
+				return err
+			}
+			before := processCPU(b.procs)
+			var start, last time.Time
+			if which == "raw" {
+				objs, keys := spread(b.cfg.N, nss, b.sc.Raw)
+				start = time.Now()
+				if err := b.createAll(ctx, objs); err != nil {
+					return err
+				}
+				if last, err = b.rawReady.waitAll(ctx, keys, bulkTimeout(b.cfg.N)); err != nil {
+					return fmt.Errorf("floor measure, plain client, round %d: %w", r, err)
+				}
+				fr.RawSeconds = append(fr.RawSeconds, last.Sub(start).Seconds())
+				fr.RawCPU = append(fr.RawCPU, processCPU(b.procs).since(before))
+			} else {
+				if start, last, err = b.floorRound(ctx, nss); err != nil {
+					return fmt.Errorf("floor measure, round %d: %w", r, err)
+				}
+				fr.FloorSeconds = append(fr.FloorSeconds, last.Sub(start).Seconds())
+				fr.FloorCPU = append(fr.FloorCPU, processCPU(b.procs).since(before))
+			}
+			b.logf("Floor measure, round %d: %s, %d WebApps in %.1fs", r+1, which, b.cfg.N, last.Sub(start).Seconds())
+			if err := b.deleteNamespaces(ctx, "the floor measure's", nss); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range min(len(fr.FloorSeconds), len(fr.RawSeconds)) {
+		fr.Ratios = append(fr.Ratios, fr.FloorSeconds[i]/fr.RawSeconds[i])
+		fr.CPURatios = append(fr.CPURatios, fr.FloorCPU[i].total()/fr.RawCPU[i].total())
+	}
+	fr.MedianRatio, fr.MedianCPURatio = percentile(fr.Ratios, 50), percentile(fr.CPURatios, 50)
+	return nil
+}
+
+// floorRound creates N WebApps over nss with their children, and writes
+// each one's status and event once its Deployment is ready. It returns when
+// the creates began and when the last WebApp was seen Ready.
+func (b *bench) floorRound(ctx context.Context, nss []string) (start, last time.Time, err error) {
+	objs, keys := spread(b.cfg.N, nss, func(ns string, i int) []client.Object { return []client.Object{b.sc.New(ns, i, false)} })
+	var created sync.Map // client.ObjectKey to *v1alpha1.WebApp, once its children are built
+	ready := make(chan *v1alpha1.WebApp, len(objs))
+	var answered sync.Map
+	restore := b.rawReady.chainOnUpdate(func(o client.Object) {
+		if !b.sc.RawConverged(o) {
+			return
+		}
+		key := client.ObjectKeyFromObject(o)
+		app, ok := created.Load(key)
+		if !ok {
+			return
+		}
+		if _, dup := answered.LoadOrStore(key, true); !dup {
+			ready <- app.(*v1alpha1.WebApp)
+		}
+	})
+	defer restore()
+
+	answerCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		stop()
+		wg.Wait()
+	}()
+	errs := make(chan error, floorWorkers)
+	for range floorWorkers {
+		wg.Go(func() {
+			for {
+				select {
+				case <-answerCtx.Done():
+					return
+				case app := <-ready:
+					if err := status.Write(answerCtx, b.c, app, &app.Status, runningStatus(app)); err != nil {
+						errs <- fmt.Errorf("writing the status of %s: %w", app.Name, err)
+						return
+					}
+					if err := b.c.Create(answerCtx, availableEvent(app)); err != nil {
+						errs <- fmt.Errorf("the event of %s: %w", app.Name, err)
+						return
+					}
+				}
+			}
+		})
+	}
+
+	start = time.Now()
+	err = inParallel(len(objs), b.cfg.Concurrency, func(i int) error {
+		app := objs[i].(*v1alpha1.WebApp)
+		if err := b.c.Create(ctx, app); err != nil {
+			return err
+		}
+		children := stewardChildren(app)
+		created.Store(client.ObjectKeyFromObject(app), app)
+		return apply.Together(
+			func() error { return b.c.Create(ctx, children[0]) },
+			func() error { return b.c.Create(ctx, children[1]) })
+	})
+	if err != nil {
+		return start, last, err
+	}
+	done := make(chan struct{})
+	go func() {
+		last, err = b.ready.waitAll(answerCtx, keys, bulkTimeout(b.cfg.N))
+		close(done)
+	}()
+	select {
+	case <-done:
+	case werr := <-errs:
+		stop()
+		<-done
+		return start, last, werr
+	}
+	return start, last, err
+}
+
+// stewardChildren are the Deployment and Service Steward creates for app,
+// owned by it, as typed objects (sent as protobuf, as Steward sends them).
+func stewardChildren(app *v1alpha1.WebApp) []client.Object {
+	dep, svc := &appsv1.Deployment{}, &corev1.Service{}
+	for _, c := range []struct {
+		ac  runtime.ApplyConfiguration
+		obj client.Object
+	}{{webapp.Deployment(app, webapp.Bindings{}), dep}, {webapp.Service(app), svc}} {
+		raw, err := json.Marshal(c.ac)
+		if err != nil {
+			panic(err) // an apply configuration always encodes
+		}
+		if err := json.Unmarshal(raw, c.obj); err != nil {
+			panic(err)
+		}
+	}
+	return []client.Object{dep, svc}
+}
+
+// printFloor writes the floor measure's part of the report.
+func (r *results) printFloor(out io.Writer) {
+	f := r.Floor
+	fmt.Fprintf(out, "\n12. the floor: a WebApp's own requests (its create, its children owned by it, one status patch, one event), sent by the bench with no operator, N=%d:\n", r.Settings.N)
+	fmt.Fprintf(out, "   floor, seconds per round: %s\n", floats(f.FloorSeconds, "%.1f"))
+	fmt.Fprintf(out, "   plain client beside it:   %s\n", floats(f.RawSeconds, "%.1f"))
+	fmt.Fprintf(out, "   floor / plain client: %.2fx (rounds %s); by the CPU seconds of the cluster's processes: %.2fx (rounds %s)\n",
+		f.MedianRatio, floats(f.Ratios, "%.2f"), f.MedianCPURatio, floats(f.CPURatios, "%.2f"))
+	printCPU(out, "12.", "the floor's", f.FloorCPU, f.RawCPU)
+}
