@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -64,6 +65,11 @@ func (c *cli) stackDetails(ctx context.Context, u *unstructured.Unstructured, re
 		return err
 	}
 	rep.Summary = []field{{"Environment", string(stack.Spec.Environment)}}
+	if t := stack.Status.FirstReadyTime; t != nil {
+		// With the creation time: how long the whole application took to come up.
+		rep.Summary = append(rep.Summary, field{"First Ready", fmt.Sprintf("%s, %s after creation",
+			timeAndAge(c.now(), t), t.Sub(stack.CreationTimestamp.Time).Round(time.Second))})
+	}
 	for _, e := range stack.Status.Endpoints {
 		rep.Summary = append(rep.Summary, field{"Endpoint", fmt.Sprintf("%s %s", e.Name, e.URL)})
 	}

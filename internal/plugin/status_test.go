@@ -186,6 +186,40 @@ spec:
 	golden(t, "status-appstack.golden", h.run("status", "appstack/shop").ok(t))
 }
 
+// A stack that has been Ready says when, and how long after its creation:
+// how long the whole application took to come up.
+func TestStatusAppStackFirstReady(t *testing.T) {
+	h := newHarness(t)
+	stack := decode[v1alpha1.AppStack](t, `
+metadata: {name: blog}
+spec:
+  environment: dev
+  apps:
+    - name: web
+      image: blog/web:1.0
+`)
+	h.create(stack)
+	if out := h.run("status", "appstack/blog").ok(t); strings.Contains(out, "First Ready") {
+		t.Errorf("status of a stack never Ready has a First Ready line:\n%s", out)
+	}
+	created := stack.CreationTimestamp.Time
+	want := stack.DeepCopy()
+	want.Status = v1alpha1.AppStackStatus{
+		ObservedGeneration: stack.Generation, Phase: v1alpha1.AppStackReady,
+		FirstReadyTime: ptr.To(metav1.NewTime(created.Add(95 * time.Second))),
+		Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Ready",
+			Message: "1 of 1 components are Ready", LastTransitionTime: metav1.NewTime(created.Add(95 * time.Second))}},
+	}
+	h.writeStatus(stack, want)
+	h.now = created.Add(time.Hour)
+
+	out := h.run("status", "appstack/blog").ok(t)
+	line := "First Ready:  " + created.Add(95*time.Second).UTC().Format(time.RFC3339) + " (58m ago), 1m35s after creation"
+	if !strings.Contains(out, line) {
+		t.Errorf("status of a stack first Ready 95 s after its creation, an hour ago: no line %q in\n%s", line, out)
+	}
+}
+
 func TestStatusAppConfig(t *testing.T) {
 	h := newHarness(t)
 	ac := decode[v1alpha1.AppConfig](t, `
