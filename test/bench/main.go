@@ -86,6 +86,19 @@ type config struct {
 	// it sets itself in a container with this memory limit (the chart's
 	// resources.limits.memory): GOMEMLIMIT at memlimit.Share of it.
 	OperatorMemoryLimit string
+	// OperatorFlags are more flags for Steward, space-separated (such as
+	// --webapp-concurrency=20), for comparing a setting with the defaults
+	// in runs of their own; empty runs it with its defaults.
+	OperatorFlags string
+}
+
+// flagsNote names the flags given to the operator beyond its defaults,
+// for the log and the report.
+func flagsNote(flags string) string {
+	if f := strings.Fields(flags); len(f) > 0 {
+		return ", except " + strings.Join(f, " ")
+	}
+	return ""
 }
 
 // memoryLimitEnv is the operator's environment for a container memory
@@ -218,6 +231,7 @@ func main() {
 	flag.BoolVar(&cfg.FreshRounds, "fresh-rounds", false, "Delete the namespaces of each of Steward's and the plain client's convergence rounds (not the peer's), and wait until they are gone, before the next round: every round then starts with the same cluster. The API server's ClusterIP allocation costs more the more Services exist, which at -n 10000 makes the second round of a pair much slower than the first.")
 	flag.IntVar(&cfg.OperatorLogLevel, "operator-log-level", 0, "Steward's --log-level (1 for debug); its log is kept beside the results as steward.log.")
 	flag.StringVar(&cfg.OperatorMemoryLimit, "operator-memory-limit", "", "Run Steward as in a container with this memory limit (e.g. 256Mi): GOMEMLIMIT at 90% of it, as the operator sets from its cgroup. Empty: no limit, as in the chart without resources.limits.memory.")
+	flag.StringVar(&cfg.OperatorFlags, "operator-flags", "", "More flags for Steward, space-separated (e.g. --webapp-concurrency=20); the report names them. Empty: its defaults.")
 	flag.StringVar(&cfg.Out, "out", filepath.Join(root, "bin", "bench", "results.json"), "Where to write the JSON results.")
 	flag.Parse()
 	ctrllog.SetLogger(zap.New(zap.WriteTo(io.Discard)))
@@ -375,12 +389,13 @@ func run(ctx context.Context, cfg config) (res *results, err error) {
 	if err != nil {
 		return nil, err
 	}
-	b.operator, err = devenv.StartOperatorWithEnv(ctx, cluster, bin, logFile, env, "--leader-elect=true", fmt.Sprintf("--log-level=%d", cfg.OperatorLogLevel))
+	args := append([]string{"--leader-elect=true", fmt.Sprintf("--log-level=%d", cfg.OperatorLogLevel)}, strings.Fields(cfg.OperatorFlags)...)
+	b.operator, err = devenv.StartOperatorWithEnv(ctx, cluster, bin, logFile, env, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, b.operator.Stop(30*time.Second)) }()
-	b.logf("Operator started with its defaults (no client-side throttle, --webapp-concurrency=10, --database-concurrency=4, leader election on)%s", limit)
+	b.logf("Operator started with its defaults (no client-side throttle, --webapp-concurrency=10, --database-concurrency=4, leader election on)%s%s", limit, flagsNote(cfg.OperatorFlags))
 
 	b.mem = &sampler{}
 	go b.mem.run(ctx, b.operator.PID, b.operator)

@@ -270,8 +270,8 @@ func (r *results) print(out io.Writer) {
 	}
 	fmt.Fprintf(out, "\nSteward scale benchmark: %s, %s over %d namespaces, %d rounds, create concurrency %d, %d fake nodes\n",
 		r.Kind, n, s.Namespaces, s.Rounds, s.Concurrency, r.Nodes)
-	fmt.Fprintf(out, "kube-controller-manager --kube-api-qps=%d --kube-api-burst=%d; operator defaults: no client-side throttle, leader election on\n\n",
-		s.ControllerManagerQPS, s.KCMBurst)
+	fmt.Fprintf(out, "kube-controller-manager --kube-api-qps=%d --kube-api-burst=%d; operator defaults: no client-side throttle, leader election on%s\n\n",
+		s.ControllerManagerQPS, s.KCMBurst, flagsNote(s.OperatorFlags))
 
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	c := r.Convergence
