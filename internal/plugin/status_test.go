@@ -193,7 +193,7 @@ func TestStatusAppStackFirstReady(t *testing.T) {
 	stack := decode[v1alpha1.AppStack](t, `
 metadata: {name: blog}
 spec:
-  environment: dev
+  environment: development
   apps:
     - name: web
       image: blog/web:1.0
