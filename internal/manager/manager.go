@@ -254,13 +254,11 @@ func slimPod(in any) (any, error) {
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create,roleName=steward-manager-cluster
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create,roleName=steward-manager-cluster
 
-// New builds the manager with every controller registered.
-func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS = opts.QPS
-	cfg.Burst = opts.Burst
-	cfg.Wrap(metrics.CountRequests)
-
+// CacheOptions are the options of Steward's cache for opts: the namespaces
+// it watches, the label that selects the children it caches, and the
+// transforms that slim what it keeps. The benchmark opens the same watches
+// with them.
+func CacheOptions(opts Options) (cache.Options, error) {
 	byObject := map[client.Object]cache.ByObject{}
 	for _, obj := range managedKinds() {
 		byObject[obj] = cache.ByObject{Label: labels.ManagedSelector()}
@@ -272,6 +270,28 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		}
 	}
 	namespaces, err := cacheNamespaces(opts)
+	if err != nil {
+		return cache.Options{}, err
+	}
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject:         byObject,
+		// WatchNamespaces, or all but ProtectedNamespaces.
+		DefaultNamespaces: namespaces,
+		// A read of a kind nobody watches fails instead of quietly
+		// starting an informer over every object of that kind.
+		ReaderFailOnMissingInformer: true,
+	}, nil
+}
+
+// New builds the manager with every controller registered.
+func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = opts.QPS
+	cfg.Burst = opts.Burst
+	cfg.Wrap(metrics.CountRequests)
+
+	cacheOpts, err := CacheOptions(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -303,17 +323,9 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 		RenewDeadline:                       &opts.RenewDeadline,
 		RetryPeriod:                         &opts.RetryPeriod,
 		GracefulShutdownTimeout:             &opts.GracefulShutdownTimeout,
-		Cache: cache.Options{
-			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject:         byObject,
-			// WatchNamespaces, or all but ProtectedNamespaces.
-			DefaultNamespaces: namespaces,
-			// A read of a kind nobody watches fails instead of quietly
-			// starting an informer over every object of that kind.
-			ReaderFailOnMissingInformer: true,
-		},
-		Client:     client.Options{FieldOwner: "steward"},
-		Controller: config.Controller{SkipNameValidation: &opts.SkipControllerNameValidation},
+		Cache:                               cacheOpts,
+		Client:                              client.Options{FieldOwner: "steward"},
+		Controller:                          config.Controller{SkipNameValidation: &opts.SkipControllerNameValidation},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

@@ -168,7 +168,12 @@ func checkFloor(t *testing.T, res *results) {
 	if f == nil || len(f.FloorSeconds) != 1 || len(f.RawSeconds) != 1 || len(f.Ratios) != 1 || f.MedianRatio <= 0 || f.MedianCPURatio <= 0 {
 		t.Fatalf("floor = %+v, want one round of each, timed", f)
 	}
-	for _, round := range []cpuTimes{f.FloorCPU[0], f.RawCPU[0]} {
+	// The watched round's watches held every WebApp, Deployment and pod
+	// of the round, or it would have failed (stewardWatches.sawAll).
+	if len(f.WatchedSeconds) != 1 || len(f.WatchedRatios) != 1 || f.MedianWatchedRatio <= 0 || f.MedianWatchedCPURatio <= 0 {
+		t.Fatalf("floor = %+v, want one round beside Steward's watches, timed", f)
+	}
+	for _, round := range []cpuTimes{f.FloorCPU[0], f.RawCPU[0], f.WatchedCPU[0]} {
 		for _, name := range []string{"kube-apiserver", "etcd", "kube-controller-manager"} {
 			if round[name] <= 0 {
 				t.Errorf("floor measure: %s used %v CPU seconds in a round (all: %v)", name, round[name], round)
@@ -196,7 +201,7 @@ func smallConfig(t *testing.T, kind string, n int) config {
 		Edits: 3, Invalid: 10, Probes: 3, UnrelatedConfigMaps: 100, UnrelatedSecret: 20,
 		Idle: 5 * time.Second, ControllerManagerQPS: 100, KCMBurst: 200,
 		ConfigConsumers: 40, ConfigChanged: 4, ConfigRounds: 1, ConfigMaxConcurrent: intList{5},
-		Peer: true, PeerConcurrency: 10, // WebApp only
+		Peer: true, PeerConcurrency: 10, FloorWatch: true, // WebApp only
 		Out: filepath.Join(t.TempDir(), "results.json"),
 	}
 }

@@ -19,19 +19,28 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/controller/webapp"
+	"github.com/steward-dev/steward/internal/manager"
 	"github.com/steward-dev/steward/internal/status"
 )
 
@@ -49,6 +58,15 @@ type floorResults struct {
 	MedianRatio    float64   `json:"medianRatio"`
 	CPURatios      []float64 `json:"cpuRatios"`
 	MedianCPURatio float64   `json:"medianCPURatio"`
+	// Watched are the floor's rounds beside a cache that opens Steward's
+	// watches (-floor-watch), each over the plain client's round of the
+	// same pass.
+	WatchedSeconds        []float64  `json:"watchedSeconds,omitempty"`
+	WatchedCPU            []cpuTimes `json:"watchedCPU,omitempty"`
+	WatchedRatios         []float64  `json:"watchedRatios,omitempty"`
+	MedianWatchedRatio    float64    `json:"medianWatchedRatio,omitempty"`
+	WatchedCPURatios      []float64  `json:"watchedCPURatios,omitempty"`
+	MedianWatchedCPURatio float64    `json:"medianWatchedCPURatio,omitempty"`
 }
 
 // floorNamespace prefixes the namespaces of the floor measure, deleted
@@ -72,17 +90,27 @@ func (b *bench) measureFloor(ctx context.Context, res *results) error {
 	res.Floor = fr
 	for r := range b.cfg.Rounds {
 		order := []string{"raw", "floor"}
+		if b.cfg.FloorWatch {
+			order = append(order, "watched")
+		}
 		if r%2 == 1 {
-			order = []string{"floor", "raw"}
+			slices.Reverse(order)
 		}
 		for _, which := range order {
 			nss, err := b.namespaces(ctx, fmt.Sprintf("%s-%s-%d", floorNamespace, which, r), b.cfg.Namespaces)
 			if err != nil {
 				return err
 			}
+			var watches *stewardWatches
+			if which == "watched" {
+				if watches, err = b.watchAsSteward(ctx); err != nil {
+					return err
+				}
+			}
 			before := processCPU(b.procs)
 			var start, last time.Time
-			if which == "raw" {
+			switch which {
+			case "raw":
 				objs, keys := spread(b.cfg.N, nss, b.sc.Raw)
 				start = time.Now()
 				if err := b.createAll(ctx, objs); err != nil {
@@ -93,12 +121,23 @@ func (b *bench) measureFloor(ctx context.Context, res *results) error {
 				}
 				fr.RawSeconds = append(fr.RawSeconds, last.Sub(start).Seconds())
 				fr.RawCPU = append(fr.RawCPU, processCPU(b.procs).since(before))
-			} else {
+			case "floor":
 				if start, last, err = b.floorRound(ctx, nss); err != nil {
 					return fmt.Errorf("floor measure, round %d: %w", r, err)
 				}
 				fr.FloorSeconds = append(fr.FloorSeconds, last.Sub(start).Seconds())
 				fr.FloorCPU = append(fr.FloorCPU, processCPU(b.procs).since(before))
+			case "watched":
+				start, last, err = b.floorRound(ctx, nss)
+				if err == nil {
+					err = watches.sawAll(ctx, nss, b.cfg.N)
+				}
+				watches.stop()
+				if err != nil {
+					return fmt.Errorf("floor measure beside Steward's watches, round %d: %w", r, err)
+				}
+				fr.WatchedSeconds = append(fr.WatchedSeconds, last.Sub(start).Seconds())
+				fr.WatchedCPU = append(fr.WatchedCPU, processCPU(b.procs).since(before))
 			}
 			b.logf("Floor measure, round %d: %s, %d WebApps in %.1fs", r+1, which, b.cfg.N, last.Sub(start).Seconds())
 			if err := b.deleteNamespaces(ctx, "the floor measure's", nss); err != nil {
@@ -111,6 +150,85 @@ func (b *bench) measureFloor(ctx context.Context, res *results) error {
 		fr.CPURatios = append(fr.CPURatios, fr.FloorCPU[i].total()/fr.RawCPU[i].total())
 	}
 	fr.MedianRatio, fr.MedianCPURatio = percentile(fr.Ratios, 50), percentile(fr.CPURatios, 50)
+	for i := range min(len(fr.WatchedSeconds), len(fr.RawSeconds)) {
+		fr.WatchedRatios = append(fr.WatchedRatios, fr.WatchedSeconds[i]/fr.RawSeconds[i])
+		fr.WatchedCPURatios = append(fr.WatchedCPURatios, fr.WatchedCPU[i].total()/fr.RawCPU[i].total())
+	}
+	if len(fr.WatchedRatios) > 0 {
+		fr.MedianWatchedRatio, fr.MedianWatchedCPURatio = percentile(fr.WatchedRatios, 50), percentile(fr.WatchedCPURatios, 50)
+	}
+	return nil
+}
+
+// stewardWatchedKinds are the kinds Steward's controllers watch (their
+// For, Owns and Watches): the children it may create and Namespaces, and
+// every steward.dev kind.
+func stewardWatchedKinds() []client.Object {
+	return []client.Object{
+		&appsv1.Deployment{}, &corev1.Service{}, &networkingv1.Ingress{},
+		&autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{},
+		&appsv1.StatefulSet{}, &corev1.ConfigMap{}, &corev1.Secret{},
+		&corev1.PersistentVolumeClaim{}, &corev1.Pod{}, &batchv1.Job{}, &batchv1.CronJob{},
+		&corev1.Namespace{},
+		&v1alpha1.WebApp{}, &v1alpha1.Database{}, &v1alpha1.Cache{}, &v1alpha1.Backup{},
+		&v1alpha1.Restore{}, &v1alpha1.AppConfig{}, &v1alpha1.AppStack{}, &v1alpha1.WorkloadPolicy{},
+	}
+}
+
+// stewardWatches is a cache with Steward's default cache options and an
+// informer for each of stewardWatchedKinds, with no handler: the watches an
+// idle Steward holds open, in the bench's process.
+type stewardWatches struct {
+	cache cache.Cache
+	stop  func()
+}
+
+// watchAsSteward starts stewardWatches and waits until they have synced.
+func (b *bench) watchAsSteward(ctx context.Context) (*stewardWatches, error) {
+	opts, err := manager.CacheOptions(manager.DefaultOptions())
+	if err != nil {
+		return nil, err
+	}
+	opts.Scheme = manager.Scheme()
+	c, err := cache.New(b.rest, opts)
+	if err != nil {
+		return nil, fmt.Errorf("the cache of Steward's watches: %w", err)
+	}
+	for _, obj := range stewardWatchedKinds() {
+		if _, err := c.GetInformer(ctx, obj); err != nil {
+			return nil, fmt.Errorf("watching %T: %w", obj, err)
+		}
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.Start(wctx)
+	}()
+	stop := func() { cancel(); <-done }
+	if !c.WaitForCacheSync(wctx) {
+		stop()
+		return nil, errors.New("the cache of Steward's watches did not sync")
+	}
+	return &stewardWatches{cache: c, stop: stop}, nil
+}
+
+// sawAll checks that the watches received the round's n WebApps, and their
+// Deployments and pods through Steward's label selector: that they carried
+// the events an operator's would.
+func (w *stewardWatches) sawAll(ctx context.Context, nss []string, n int) error {
+	for _, list := range []client.ObjectList{&v1alpha1.WebAppList{}, &appsv1.DeploymentList{}, &corev1.PodList{}} {
+		seen := 0
+		for _, ns := range nss {
+			if err := w.cache.List(ctx, list, client.InNamespace(ns)); err != nil {
+				return err
+			}
+			seen += meta.LenList(list)
+		}
+		if seen < n {
+			return fmt.Errorf("the cache of Steward's watches holds %d %T items of the round's %d", seen, list, n)
+		}
+	}
 	return nil
 }
 
@@ -222,4 +340,13 @@ func (r *results) printFloor(out io.Writer) {
 	fmt.Fprintf(out, "   floor / plain client: %.2fx (rounds %s); by the CPU seconds of the cluster's processes: %.2fx (rounds %s)\n",
 		f.MedianRatio, floats(f.Ratios, "%.2f"), f.MedianCPURatio, floats(f.CPURatios, "%.2f"))
 	printCPU(out, "12.", "the floor's", f.FloorCPU, f.RawCPU)
+	if len(f.WatchedSeconds) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\n12. the floor beside a cache holding Steward's watches open (-floor-watch), N=%d:\n", r.Settings.N)
+	fmt.Fprintf(out, "   floor with watches, seconds per round: %s\n", floats(f.WatchedSeconds, "%.1f"))
+	fmt.Fprintf(out, "   floor with watches / plain client: %.2fx (rounds %s); by the CPU seconds of the cluster's processes: %.2fx (rounds %s)\n",
+		f.MedianWatchedRatio, floats(f.WatchedRatios, "%.2f"), f.MedianWatchedCPURatio, floats(f.WatchedCPURatios, "%.2f"))
+	printCPU(out, "12.", "the floor's with watches", f.WatchedCPU, f.RawCPU)
+	printCPU(out, "12.", "the floor's with watches", f.WatchedCPU, f.FloorCPU)
 }
