@@ -348,5 +348,5 @@ func (r *results) printFloor(out io.Writer) {
 	fmt.Fprintf(out, "   floor with watches / plain client: %.2fx (rounds %s); by the CPU seconds of the cluster's processes: %.2fx (rounds %s)\n",
 		f.MedianWatchedRatio, floats(f.WatchedRatios, "%.2f"), f.MedianWatchedCPURatio, floats(f.WatchedCPURatios, "%.2f"))
 	printCPU(out, "12.", "the floor's with watches", f.WatchedCPU, f.RawCPU)
-	printCPU(out, "12.", "the floor's with watches", f.WatchedCPU, f.FloorCPU)
+	printCPUBeside(out, "12.", "the floor's with watches", "the floor's", f.WatchedCPU, f.FloorCPU)
 }

@@ -431,13 +431,19 @@ func (r *results) printPeer(out io.Writer) {
 // operator's rounds (whose) beside the plain client's: where the machine's
 // time went, and so what makes one round longer than the other.
 func printCPU(out io.Writer, section, whose string, op, raw []cpuTimes) {
+	printCPUBeside(out, section, whose, "the plain client's", op, raw)
+}
+
+// printCPUBeside is printCPU against the rounds of other, named by
+// otherWhose.
+func printCPUBeside(out io.Writer, section, whose, otherWhose string, op, raw []cpuTimes) {
 	if len(op) == 0 || len(raw) == 0 {
 		return
 	}
 	mo, mr := medianCPU(op), medianCPU(raw)
-	fmt.Fprintf(out, "\n%s CPU seconds per round by process, median of rounds, %s rounds beside the plain client's:\n", section, whose)
+	fmt.Fprintf(out, "\n%s CPU seconds per round by process, median of rounds, %s rounds beside %s:\n", section, whose, otherWhose)
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(w, "   process\t%s\tplain client's\tdifference\t\n", whose)
+	fmt.Fprintf(w, "   process\t%s\t%s\tdifference\t\n", whose, strings.TrimPrefix(otherWhose, "the "))
 	names := slices.SortedFunc(maps.Keys(mo), func(a, b string) int { return cmp.Compare(mo[b], mo[a]) })
 	for _, k := range names {
 		fmt.Fprintf(w, "   %s\t%.1f\t%.1f\t%+.1f\t\n", k, mo[k], mr[k], mo[k]-mr[k])
