@@ -173,6 +173,9 @@ func checkFloor(t *testing.T, res *results) {
 	if len(f.WatchedSeconds) != 1 || len(f.WatchedRatios) != 1 || f.MedianWatchedRatio <= 0 || f.MedianWatchedCPURatio <= 0 {
 		t.Fatalf("floor = %+v, want one round beside Steward's watches, timed", f)
 	}
+	if want := res.Convergence.MedianRatio / f.MedianWatchedRatio; f.StewardOverWatched <= 0 || !near(f.StewardOverWatched, want) {
+		t.Errorf("Steward over the floor with watches = %v, want %v", f.StewardOverWatched, want)
+	}
 	for _, round := range []cpuTimes{f.FloorCPU[0], f.RawCPU[0], f.WatchedCPU[0]} {
 		for _, name := range []string{"kube-apiserver", "etcd", "kube-controller-manager"} {
 			if round[name] <= 0 {

@@ -67,6 +67,11 @@ type floorResults struct {
 	MedianWatchedRatio    float64    `json:"medianWatchedRatio,omitempty"`
 	WatchedCPURatios      []float64  `json:"watchedCPURatios,omitempty"`
 	MedianWatchedCPURatio float64    `json:"medianWatchedCPURatio,omitempty"`
+	// StewardOverWatched is Steward's median ratio to the plain client in
+	// its convergence rounds over MedianWatchedRatio, when both ran: what
+	// Steward's reconciles add to the floor with watches, each measured
+	// against the plain client's rounds of its own phase of the run.
+	StewardOverWatched float64 `json:"stewardOverWatched,omitempty"`
 }
 
 // floorNamespace prefixes the namespaces of the floor measure, deleted
@@ -349,4 +354,8 @@ func (r *results) printFloor(out io.Writer) {
 		f.MedianWatchedRatio, floats(f.WatchedRatios, "%.2f"), f.MedianWatchedCPURatio, floats(f.WatchedCPURatios, "%.2f"))
 	printCPU(out, "12.", "the floor's with watches", f.WatchedCPU, f.RawCPU)
 	printCPUBeside(out, "12.", "the floor's with watches", "the floor's", f.WatchedCPU, f.FloorCPU)
+	if f.StewardOverWatched > 0 {
+		fmt.Fprintf(out, "\n12. Steward over the floor with watches, each by its median ratio to the plain client's rounds beside it: %.2fx (%.2fx / %.2fx)\n",
+			f.StewardOverWatched, r.Convergence.MedianRatio, f.MedianWatchedRatio)
+	}
 }

@@ -210,6 +210,9 @@ func (r *results) finish() {
 	if r.Peer != nil {
 		r.Peer.finish(r)
 	}
+	if f := r.Floor; f != nil && f.MedianWatchedRatio > 0 && c.MedianRatio > 0 {
+		f.StewardOverWatched = c.MedianRatio / f.MedianWatchedRatio
+	}
 
 	if cr := r.ConfigRollout; cr != nil {
 		cr.Summaries = nil
