@@ -210,9 +210,9 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// managedKinds are the child kinds Steward owns. The cache holds only those
+// ManagedKinds are the child kinds Steward owns. The cache holds only those
 // labelled as Steward's, so memory does not grow with unrelated objects.
-func managedKinds() []client.Object {
+func ManagedKinds() []client.Object {
 	return []client.Object{
 		&appsv1.Deployment{},
 		&corev1.Service{},
@@ -260,7 +260,7 @@ func slimPod(in any) (any, error) {
 // with them.
 func CacheOptions(opts Options) (cache.Options, error) {
 	byObject := map[client.Object]cache.ByObject{}
-	for _, obj := range managedKinds() {
+	for _, obj := range ManagedKinds() {
 		byObject[obj] = cache.ByObject{Label: labels.ManagedSelector()}
 	}
 	for obj, by := range byObject {

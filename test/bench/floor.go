@@ -27,11 +27,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -166,18 +162,12 @@ func (b *bench) measureFloor(ctx context.Context, res *results) error {
 }
 
 // stewardWatchedKinds are the kinds Steward's controllers watch (their
-// For, Owns and Watches): the children it may create and Namespaces, and
+// For, Owns and Watches): the children it may create, Namespaces, and
 // every steward.dev kind.
 func stewardWatchedKinds() []client.Object {
-	return []client.Object{
-		&appsv1.Deployment{}, &corev1.Service{}, &networkingv1.Ingress{},
-		&autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{},
-		&appsv1.StatefulSet{}, &corev1.ConfigMap{}, &corev1.Secret{},
-		&corev1.PersistentVolumeClaim{}, &corev1.Pod{}, &batchv1.Job{}, &batchv1.CronJob{},
-		&corev1.Namespace{},
+	return append(manager.ManagedKinds(), &corev1.Namespace{},
 		&v1alpha1.WebApp{}, &v1alpha1.Database{}, &v1alpha1.Cache{}, &v1alpha1.Backup{},
-		&v1alpha1.Restore{}, &v1alpha1.AppConfig{}, &v1alpha1.AppStack{}, &v1alpha1.WorkloadPolicy{},
-	}
+		&v1alpha1.Restore{}, &v1alpha1.AppConfig{}, &v1alpha1.AppStack{}, &v1alpha1.WorkloadPolicy{})
 }
 
 // stewardWatches is a cache with Steward's default cache options and an
