@@ -147,15 +147,16 @@ func checkRequests(t *testing.T, res *results, cfg config) {
 	if len(res.Requests) != 6 {
 		t.Fatalf("request costs = %+v, want 6 kinds", res.Requests)
 	}
-	var apiServer float64
+	// The figures per request are what is left once the API server's idle
+	// CPU is taken off, which on a few requests and a loaded machine can
+	// be nothing (0, never less); its CPU time over the requests was read.
 	for _, c := range res.Requests {
 		if c.Requests != cfg.N || c.APIServerMs < 0 || c.EtcdMs < 0 {
 			t.Errorf("request cost %+v, want %d requests and no negative time", c, cfg.N)
 		}
-		apiServer += c.APIServerMs
-	}
-	if apiServer <= 0 {
-		t.Errorf("the API server spent no CPU on %d requests of each kind: %+v", cfg.N, res.Requests)
+		if c.APIServerSeconds <= 0 {
+			t.Errorf("%s: the API server's CPU time over %d requests read as %v s", c.Request, cfg.N, c.APIServerSeconds)
+		}
 	}
 }
 

@@ -570,10 +570,15 @@ func TestReplicaRebuildIsAnnounced(t *testing.T) {
 	ns := namespace(t)
 	create(t, newDatabase(ns, "db", func(db *v1alpha1.Database) { db.Spec.Replicas = new(int32(2)) }))
 	primaryAndReplica(t, ns, 1000, 900)
-	a, _ := fakes.lastAssigned(ns, "db-1")
-	if a.Primary != "db-0" || a.Peers["db-0"] == "" || a.Peers["db-1"] == "" {
-		t.Fatalf("the replica's assignment %+v does not carry the primary's status address", a)
-	}
+	// The status that shows both instances is written before the
+	// assignments of that reconcile are sent: wait for them.
+	eventually(t, func() error {
+		a, _ := fakes.lastAssigned(ns, "db-1")
+		if a.Primary != "db-0" || a.Peers["db-0"] == "" || a.Peers["db-1"] == "" {
+			return fmt.Errorf("the replica's assignment %+v does not carry the primary's status address", a)
+		}
+		return nil
+	})
 	why := "it has not followed its primary db-0 for 1m0s while that serves (WAL receiver is waiting, not streaming); rebuilding it: cloning the primary afresh"
 	fakes.set(ns, "db-1", func(in *fakeInstance) { in.report.Rebuilds, in.report.LastRebuild = 1, why })
 	eventually(t, func() error {

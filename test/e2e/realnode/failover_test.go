@@ -896,6 +896,9 @@ func dumpFailoverDiagnostics(t *testing.T, c *client) {
 	if !t.Failed() {
 		return
 	}
+	// hack/failed-tests.awk repeats the lines before this one, where the
+	// failure is, at the end of make test's output.
+	t.Log("the diagnostics of this failure follow")
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 2*time.Minute)
 	defer cancel()
 	show := func(what string, args ...string) {
@@ -940,9 +943,11 @@ func dumpFailoverDiagnostics(t *testing.T, c *client) {
 	t.Logf("the end of the probe's output:\n%s", probe)
 	// The operator's own account of its decisions about this Database
 	// (failover, switchover, fencing, lease), from its log of the last 15
-	// minutes: by the end of the suite it is about other tests.
+	// minutes: by the end of the suite it is about other tests. Every
+	// replica's, each line headed by its pod: the leader may be any.
 	out, err = devenv.Kubectl(ctx, cluster, nil, "logs", "--namespace", devenv.OperatorNamespace,
-		"deployment/"+devenv.OperatorRelease, "--since=15m")
+		"--selector", "app.kubernetes.io/instance="+devenv.OperatorRelease+",app.kubernetes.io/component=manager",
+		"--prefix", "--since=15m")
 	if err != nil {
 		out += err.Error()
 	}
