@@ -947,7 +947,7 @@ func dumpFailoverDiagnostics(t *testing.T, c *client) {
 	// replica's, each line headed by its pod: the leader may be any.
 	out, err = devenv.Kubectl(ctx, cluster, nil, "logs", "--namespace", devenv.OperatorNamespace,
 		"--selector", "app.kubernetes.io/instance="+devenv.OperatorRelease+",app.kubernetes.io/component=manager",
-		"--prefix", "--since=15m")
+		"--prefix", "--tail=-1", "--since=15m")
 	if err != nil {
 		out += err.Error()
 	}
