@@ -177,7 +177,14 @@ func checkFloor(t *testing.T, res *results) {
 	if want := res.Convergence.MedianRatio / f.MedianWatchedRatio; f.StewardOverWatched <= 0 || !near(f.StewardOverWatched, want) {
 		t.Errorf("Steward over the floor with watches = %v, want %v", f.StewardOverWatched, want)
 	}
-	for _, round := range []cpuTimes{f.FloorCPU[0], f.RawCPU[0], f.WatchedCPU[0]} {
+	q := f.Queued
+	if q == nil || len(q.Seconds) != 1 || len(q.Ratios) != 1 || q.MedianRatio <= 0 || q.MedianCPURatio <= 0 {
+		t.Fatalf("queued floor = %+v, want one round beside Steward's watches, timed", q)
+	}
+	if want := res.Convergence.MedianRatio / q.MedianRatio; q.StewardOver <= 0 || !near(q.StewardOver, want) {
+		t.Errorf("Steward over the queued floor = %v, want %v", q.StewardOver, want)
+	}
+	for _, round := range []cpuTimes{f.FloorCPU[0], f.RawCPU[0], f.WatchedCPU[0], q.CPU[0]} {
 		for _, name := range []string{"kube-apiserver", "etcd", "kube-controller-manager"} {
 			if round[name] <= 0 {
 				t.Errorf("floor measure: %s used %v CPU seconds in a round (all: %v)", name, round[name], round)
@@ -205,7 +212,7 @@ func smallConfig(t *testing.T, kind string, n int) config {
 		Edits: 3, Invalid: 10, Probes: 3, UnrelatedConfigMaps: 100, UnrelatedSecret: 20,
 		Idle: 5 * time.Second, ControllerManagerQPS: 100, KCMBurst: 200,
 		ConfigConsumers: 40, ConfigChanged: 4, ConfigRounds: 1, ConfigMaxConcurrent: intList{5},
-		Peer: true, PeerConcurrency: 10, FloorWatch: true, // WebApp only
+		Peer: true, PeerConcurrency: 10, FloorWatch: true, FloorQueue: true, // WebApp only
 		Out: filepath.Join(t.TempDir(), "results.json"),
 	}
 }

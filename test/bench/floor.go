@@ -68,6 +68,33 @@ type floorResults struct {
 	// Steward's reconciles add to the floor with watches, each measured
 	// against the plain client's rounds of its own phase of the run.
 	StewardOverWatched float64 `json:"stewardOverWatched,omitempty"`
+	// Queued are the floor's rounds beside Steward's watches with an
+	// operator's flow (-floor-queue): see floorVariantQueued.
+	Queued *floorVariant `json:"queued,omitempty"`
+}
+
+// floorVariant is one variant of the floor's rounds, each beside the plain
+// client's round of the same pass.
+type floorVariant struct {
+	Seconds        []float64  `json:"seconds"`
+	CPU            []cpuTimes `json:"cpu"`
+	Ratios         []float64  `json:"ratios"`
+	MedianRatio    float64    `json:"medianRatio"`
+	CPURatios      []float64  `json:"cpuRatios"`
+	MedianCPURatio float64    `json:"medianCPURatio"`
+	// StewardOver is Steward's median ratio to the plain client in its
+	// convergence rounds over MedianRatio, when both ran.
+	StewardOver float64 `json:"stewardOver,omitempty"`
+}
+
+// finish computes v's ratios to the plain client's rounds raw.
+func (v *floorVariant) finish(raw []float64, rawCPU []cpuTimes) {
+	v.Ratios, v.CPURatios = nil, nil
+	for i := range min(len(v.Seconds), len(raw)) {
+		v.Ratios = append(v.Ratios, v.Seconds[i]/raw[i])
+		v.CPURatios = append(v.CPURatios, v.CPU[i].total()/rawCPU[i].total())
+	}
+	v.MedianRatio, v.MedianCPURatio = percentile(v.Ratios, 50), percentile(v.CPURatios, 50)
 }
 
 // floorNamespace prefixes the namespaces of the floor measure, deleted
@@ -91,8 +118,14 @@ func (b *bench) measureFloor(ctx context.Context, res *results) error {
 	res.Floor = fr
 	for r := range b.cfg.Rounds {
 		order := []string{"raw", "floor"}
-		if b.cfg.FloorWatch {
+		if b.cfg.FloorWatch || b.cfg.FloorQueue { // the queued floor is read beside the unqueued
 			order = append(order, "watched")
+		}
+		if b.cfg.FloorQueue {
+			order = append(order, "queued")
+			if fr.Queued == nil {
+				fr.Queued = &floorVariant{}
+			}
 		}
 		if r%2 == 1 {
 			slices.Reverse(order)
@@ -103,7 +136,7 @@ func (b *bench) measureFloor(ctx context.Context, res *results) error {
 				return err
 			}
 			var watches *stewardWatches
-			if which == "watched" {
+			if which == "watched" || which == "queued" {
 				if watches, err = b.watchAsSteward(ctx); err != nil {
 					return err
 				}
@@ -123,19 +156,25 @@ func (b *bench) measureFloor(ctx context.Context, res *results) error {
 				fr.RawSeconds = append(fr.RawSeconds, last.Sub(start).Seconds())
 				fr.RawCPU = append(fr.RawCPU, processCPU(b.procs).since(before))
 			case "floor":
-				if start, last, err = b.floorRound(ctx, nss); err != nil {
+				if start, last, err = b.floorRound(ctx, nss, false); err != nil {
 					return fmt.Errorf("floor measure, round %d: %w", r, err)
 				}
 				fr.FloorSeconds = append(fr.FloorSeconds, last.Sub(start).Seconds())
 				fr.FloorCPU = append(fr.FloorCPU, processCPU(b.procs).since(before))
-			case "watched":
-				start, last, err = b.floorRound(ctx, nss)
+			case "watched", "queued":
+				queued := which == "queued"
+				start, last, err = b.floorRound(ctx, nss, queued)
 				if err == nil {
 					err = watches.sawAll(ctx, nss, b.cfg.N)
 				}
 				watches.stop()
 				if err != nil {
-					return fmt.Errorf("floor measure beside Steward's watches, round %d: %w", r, err)
+					return fmt.Errorf("floor measure beside Steward's watches (%s), round %d: %w", which, r, err)
+				}
+				if queued {
+					fr.Queued.Seconds = append(fr.Queued.Seconds, last.Sub(start).Seconds())
+					fr.Queued.CPU = append(fr.Queued.CPU, processCPU(b.procs).since(before))
+					break
 				}
 				fr.WatchedSeconds = append(fr.WatchedSeconds, last.Sub(start).Seconds())
 				fr.WatchedCPU = append(fr.WatchedCPU, processCPU(b.procs).since(before))
@@ -157,6 +196,9 @@ func (b *bench) measureFloor(ctx context.Context, res *results) error {
 	}
 	if len(fr.WatchedRatios) > 0 {
 		fr.MedianWatchedRatio, fr.MedianWatchedCPURatio = percentile(fr.WatchedRatios, 50), percentile(fr.WatchedCPURatios, 50)
+	}
+	if fr.Queued != nil {
+		fr.Queued.finish(fr.RawSeconds, fr.RawCPU)
 	}
 	return nil
 }
@@ -230,10 +272,28 @@ func (w *stewardWatches) sawAll(ctx context.Context, nss []string, n int) error 
 // floorRound creates N WebApps over nss with their children, and writes
 // each one's status and event once its Deployment is ready. It returns when
 // the creates began and when the last WebApp was seen Ready.
-func (b *bench) floorRound(ctx context.Context, nss []string) (start, last time.Time, err error) {
+//
+// Unless queued, each WebApp's children are created as soon as it is, by
+// the client that created it, and floorWorkers write the statuses and
+// events. Queued (-floor-queue), an operator's flow with none of its work:
+// floorWorkers do both, from one queue, each new WebApp's children before
+// any status, as Steward's workers take a WebApp's first reconcile before
+// its children's events. Its rounds over the unqueued ones are what
+// waiting for floorWorkers costs, by itself.
+func (b *bench) floorRound(ctx context.Context, nss []string, queued bool) (start, last time.Time, err error) {
 	objs, keys := spread(b.cfg.N, nss, func(ns string, i int) []client.Object { return []client.Object{b.sc.New(ns, i, false)} })
 	var created sync.Map // client.ObjectKey to *v1alpha1.WebApp, once its children are built
 	ready := make(chan *v1alpha1.WebApp, len(objs))
+	var fresh chan *v1alpha1.WebApp // nil, which never sends, unless queued
+	if queued {
+		fresh = make(chan *v1alpha1.WebApp, len(objs))
+	}
+	createChildren := func(ctx context.Context, app *v1alpha1.WebApp) error {
+		children := stewardChildren(app)
+		return apply.Together(
+			func() error { return b.c.Create(ctx, children[0]) },
+			func() error { return b.c.Create(ctx, children[1]) })
+	}
 	var answered sync.Map
 	restore := b.rawReady.chainOnUpdate(func(o client.Object) {
 		if !b.sc.RawConverged(o) {
@@ -261,8 +321,22 @@ func (b *bench) floorRound(ctx context.Context, nss []string) (start, last time.
 		wg.Go(func() {
 			for {
 				select {
+				case app := <-fresh:
+					if err := createChildren(answerCtx, app); err != nil {
+						errs <- fmt.Errorf("the children of %s: %w", app.Name, err)
+						return
+					}
+					continue
+				default:
+				}
+				select {
 				case <-answerCtx.Done():
 					return
+				case app := <-fresh:
+					if err := createChildren(answerCtx, app); err != nil {
+						errs <- fmt.Errorf("the children of %s: %w", app.Name, err)
+						return
+					}
 				case app := <-ready:
 					if err := status.Write(answerCtx, b.c, app, &app.Status, runningStatus(app)); err != nil {
 						errs <- fmt.Errorf("writing the status of %s: %w", app.Name, err)
@@ -283,11 +357,12 @@ func (b *bench) floorRound(ctx context.Context, nss []string) (start, last time.
 		if err := b.c.Create(ctx, app); err != nil {
 			return err
 		}
-		children := stewardChildren(app)
 		created.Store(client.ObjectKeyFromObject(app), app)
-		return apply.Together(
-			func() error { return b.c.Create(ctx, children[0]) },
-			func() error { return b.c.Create(ctx, children[1]) })
+		if queued {
+			fresh <- app
+			return nil
+		}
+		return createChildren(ctx, app)
 	})
 	if err != nil {
 		return start, last, err
@@ -347,5 +422,16 @@ func (r *results) printFloor(out io.Writer) {
 	if f.StewardOverWatched > 0 {
 		fmt.Fprintf(out, "\n12. Steward over the floor with watches, each by its median ratio to the plain client's rounds beside it: %.2fx (%.2fx / %.2fx)\n",
 			f.StewardOverWatched, r.Convergence.MedianRatio, f.MedianWatchedRatio)
+	}
+	if q := f.Queued; q != nil {
+		fmt.Fprintf(out, "\n12. the floor with watches, queued (-floor-queue): %d workers send each WebApp's children, new WebApps first, then its status and event, N=%d:\n", floorWorkers, r.Settings.N)
+		fmt.Fprintf(out, "   queued floor, seconds per round: %s\n", floats(q.Seconds, "%.1f"))
+		fmt.Fprintf(out, "   queued floor / plain client: %.2fx (rounds %s); by the CPU seconds of the cluster's processes: %.2fx (rounds %s)\n",
+			q.MedianRatio, floats(q.Ratios, "%.2f"), q.MedianCPURatio, floats(q.CPURatios, "%.2f"))
+		printCPUBeside(out, "12.", "the queued floor's", "the floor's with watches", q.CPU, f.WatchedCPU)
+		if q.StewardOver > 0 {
+			fmt.Fprintf(out, "   Steward over the queued floor, each by its median ratio to the plain client's rounds beside it: %.2fx (%.2fx / %.2fx)\n",
+				q.StewardOver, r.Convergence.MedianRatio, q.MedianRatio)
+		}
 	}
 }

@@ -80,6 +80,10 @@ type config struct {
 	// beside a cache that opens Steward's watches (its kinds, namespaces,
 	// label selectors and transforms) and does nothing with them.
 	FloorWatch bool
+	// FloorQueue adds to each round of the floor measure a round of the
+	// floor with watches whose requests floorWorkers send from one queue,
+	// as an operator's workers do.
+	FloorQueue bool
 	// Profiles saves CPU profiles of the API server (and of the operator)
 	// during the first round of each convergence measure.
 	Profiles bool
@@ -233,6 +237,7 @@ func main() {
 	flag.IntVar(&cfg.PeerConcurrency, "peer-concurrency", 10, "The peer's concurrent reconciles: Steward's --webapp-concurrency by default (the tutorials keep controller-runtime's 1).")
 	flag.BoolVar(&cfg.Profiles, "profiles", true, "Save 30-second CPU profiles of the API server and of the operator, from 10 s into the first round of Steward, of the peer and of the plain client beside each, next to the results (apiserver-steward.pprof, steward-cpu.pprof, ...).")
 	flag.BoolVar(&cfg.FreshRounds, "fresh-rounds", false, "Delete the namespaces of each of Steward's and the plain client's convergence rounds (not the peer's), and wait until they are gone, before the next round: every round then starts with the same cluster. The API server's ClusterIP allocation costs more the more Services exist, which at -n 10000 makes the second round of a pair much slower than the first.")
+	flag.BoolVar(&cfg.FloorQueue, "floor-queue", false, "In each round of the floor measure, also time the floor beside Steward's watches with its requests sent by 10 workers from one queue, each new WebApp's children first, then statuses and events, as Steward's workers take them: what waiting for an operator's workers costs, with none of its work. Implies -floor-watch.")
 	flag.BoolVar(&cfg.FloorWatch, "floor-watch", false, "In each round of the floor measure, also time a floor round beside a cache that opens every watch Steward's controllers open, with its cache options, and does nothing else: the API server's cost of an operator's watches, apart from its work.")
 	flag.IntVar(&cfg.OperatorLogLevel, "operator-log-level", 0, "Steward's --log-level (1 for debug); its log is kept beside the results as steward.log.")
 	flag.StringVar(&cfg.OperatorMemoryLimit, "operator-memory-limit", "", "Run Steward as in a container with this memory limit (e.g. 256Mi): GOMEMLIMIT at 90% of it, as the operator sets from its cgroup. Empty: no limit, as in the chart without resources.limits.memory.")

@@ -213,6 +213,9 @@ func (r *results) finish() {
 	if f := r.Floor; f != nil && f.MedianWatchedRatio > 0 && c.MedianRatio > 0 {
 		f.StewardOverWatched = c.MedianRatio / f.MedianWatchedRatio
 	}
+	if f := r.Floor; f != nil && f.Queued != nil && f.Queued.MedianRatio > 0 && c.MedianRatio > 0 {
+		f.Queued.StewardOver = c.MedianRatio / f.Queued.MedianRatio
+	}
 
 	if cr := r.ConfigRollout; cr != nil {
 		cr.Summaries = nil
