@@ -69,7 +69,7 @@ type floorResults struct {
 	// against the plain client's rounds of its own phase of the run.
 	StewardOverWatched float64 `json:"stewardOverWatched,omitempty"`
 	// Queued are the floor's rounds beside Steward's watches with an
-	// operator's flow (-floor-queue): see floorVariantQueued.
+	// operator's flow (-floor-queue): see floorRound.
 	Queued *floorVariant `json:"queued,omitempty"`
 }
 
@@ -89,12 +89,19 @@ type floorVariant struct {
 
 // finish computes v's ratios to the plain client's rounds raw.
 func (v *floorVariant) finish(raw []float64, rawCPU []cpuTimes) {
-	v.Ratios, v.CPURatios = nil, nil
-	for i := range min(len(v.Seconds), len(raw)) {
-		v.Ratios = append(v.Ratios, v.Seconds[i]/raw[i])
-		v.CPURatios = append(v.CPURatios, v.CPU[i].total()/rawCPU[i].total())
-	}
+	v.Ratios, v.CPURatios = ratiosOver(v.Seconds, v.CPU, raw, rawCPU)
 	v.MedianRatio, v.MedianCPURatio = percentile(v.Ratios, 50), percentile(v.CPURatios, 50)
+}
+
+// ratiosOver returns, round by round, the seconds and the cluster's CPU
+// seconds of some rounds over those of the plain client's rounds beside
+// them.
+func ratiosOver(seconds []float64, cpu []cpuTimes, raw []float64, rawCPU []cpuTimes) (ratios, cpuRatios []float64) {
+	for i := range min(len(seconds), len(raw)) {
+		ratios = append(ratios, seconds[i]/raw[i])
+		cpuRatios = append(cpuRatios, cpu[i].total()/rawCPU[i].total())
+	}
+	return ratios, cpuRatios
 }
 
 // floorNamespace prefixes the namespaces of the floor measure, deleted
@@ -185,15 +192,9 @@ func (b *bench) measureFloor(ctx context.Context, res *results) error {
 			}
 		}
 	}
-	for i := range min(len(fr.FloorSeconds), len(fr.RawSeconds)) {
-		fr.Ratios = append(fr.Ratios, fr.FloorSeconds[i]/fr.RawSeconds[i])
-		fr.CPURatios = append(fr.CPURatios, fr.FloorCPU[i].total()/fr.RawCPU[i].total())
-	}
+	fr.Ratios, fr.CPURatios = ratiosOver(fr.FloorSeconds, fr.FloorCPU, fr.RawSeconds, fr.RawCPU)
 	fr.MedianRatio, fr.MedianCPURatio = percentile(fr.Ratios, 50), percentile(fr.CPURatios, 50)
-	for i := range min(len(fr.WatchedSeconds), len(fr.RawSeconds)) {
-		fr.WatchedRatios = append(fr.WatchedRatios, fr.WatchedSeconds[i]/fr.RawSeconds[i])
-		fr.WatchedCPURatios = append(fr.WatchedCPURatios, fr.WatchedCPU[i].total()/fr.RawCPU[i].total())
-	}
+	fr.WatchedRatios, fr.WatchedCPURatios = ratiosOver(fr.WatchedSeconds, fr.WatchedCPU, fr.RawSeconds, fr.RawCPU)
 	if len(fr.WatchedRatios) > 0 {
 		fr.MedianWatchedRatio, fr.MedianWatchedCPURatio = percentile(fr.WatchedRatios, 50), percentile(fr.WatchedCPURatios, 50)
 	}
@@ -316,36 +317,43 @@ func (b *bench) floorRound(ctx context.Context, nss []string, queued bool) (star
 		stop()
 		wg.Wait()
 	}()
+	// answer sends what a WebApp taken from fresh (its children) or from
+	// ready (its status and event) needs.
+	answer := func(app *v1alpha1.WebApp, isNew bool) error {
+		if isNew {
+			if err := createChildren(answerCtx, app); err != nil {
+				return fmt.Errorf("the children of %s: %w", app.Name, err)
+			}
+			return nil
+		}
+		if err := status.Write(answerCtx, b.c, app, &app.Status, runningStatus(app)); err != nil {
+			return fmt.Errorf("writing the status of %s: %w", app.Name, err)
+		}
+		if err := b.c.Create(answerCtx, availableEvent(app)); err != nil {
+			return fmt.Errorf("the event of %s: %w", app.Name, err)
+		}
+		return nil
+	}
 	errs := make(chan error, floorWorkers)
 	for range floorWorkers {
 		wg.Go(func() {
 			for {
+				var app *v1alpha1.WebApp
+				isNew := true
 				select {
-				case app := <-fresh:
-					if err := createChildren(answerCtx, app); err != nil {
-						errs <- fmt.Errorf("the children of %s: %w", app.Name, err)
-						return
-					}
-					continue
+				case app = <-fresh: // new WebApps first
 				default:
+					select {
+					case <-answerCtx.Done():
+						return
+					case app = <-fresh:
+					case app = <-ready:
+						isNew = false
+					}
 				}
-				select {
-				case <-answerCtx.Done():
+				if err := answer(app, isNew); err != nil {
+					errs <- err
 					return
-				case app := <-fresh:
-					if err := createChildren(answerCtx, app); err != nil {
-						errs <- fmt.Errorf("the children of %s: %w", app.Name, err)
-						return
-					}
-				case app := <-ready:
-					if err := status.Write(answerCtx, b.c, app, &app.Status, runningStatus(app)); err != nil {
-						errs <- fmt.Errorf("writing the status of %s: %w", app.Name, err)
-						return
-					}
-					if err := b.c.Create(answerCtx, availableEvent(app)); err != nil {
-						errs <- fmt.Errorf("the event of %s: %w", app.Name, err)
-						return
-					}
 				}
 			}
 		})
