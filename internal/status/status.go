@@ -69,7 +69,7 @@ func Write[S any](ctx context.Context, c client.Client, obj client.Object, curre
 	if err := c.Status().Patch(ctx, obj, client.MergeFromWithOptions(orig, opts...)); err != nil {
 		return fmt.Errorf("writing status of %s %s: %w", kindOf(obj), obj.GetName(), err)
 	}
-	written.remember(obj.GetUID(), base, sum)
+	written.remember(obj.GetUID(), base, obj.GetResourceVersion(), sum)
 	log.FromContext(ctx).V(1).Info("Status updated")
 	return nil
 }
@@ -85,10 +85,11 @@ func optimistic(opts []client.MergeFromOption) bool {
 }
 
 // lastWrite is the status last written for an object: on top of which
-// resourceVersion, and its digest.
+// resourceVersion, the resourceVersion it made, and its digest.
 type lastWrite struct {
-	base string
-	sum  [sha256.Size]byte
+	base   string
+	result string
+	sum    [sha256.Size]byte
 }
 
 // writeLog remembers the last status write of each object.
@@ -113,14 +114,31 @@ func (l *writeLog) repeats(obj client.Object, sum [sha256.Size]byte) bool {
 	return ok && obj.GetResourceVersion() != "" && last.base == obj.GetResourceVersion() && last.sum == sum
 }
 
-// remember records a status write made on top of resourceVersion base.
-func (l *writeLog) remember(uid types.UID, base string, sum [sha256.Size]byte) {
+// remember records a status write made on top of resourceVersion base,
+// which made resourceVersion result.
+func (l *writeLog) remember(uid types.UID, base, result string, sum [sha256.Size]byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.byUID) >= l.maxLen {
 		clear(l.byUID)
 	}
-	l.byUID[uid] = lastWrite{base: base, sum: sum}
+	l.byUID[uid] = lastWrite{base: base, result: result, sum: sum}
+}
+
+// OwnEcho reports whether obj, as a watch brings it, is the version that
+// this process' last status write of it made: the echo of that write,
+// which holds nothing its writer did not know. A version anyone else made,
+// later or earlier, is not; neither is one of an object whose write the
+// log forgot.
+func OwnEcho(obj client.Object) bool { return written.made(obj) }
+
+// made reports whether obj is the version the last status write of it
+// made.
+func (l *writeLog) made(obj client.Object) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	last, ok := l.byUID[obj.GetUID()]
+	return ok && obj.GetResourceVersion() != "" && last.result == obj.GetResourceVersion()
 }
 
 // digest is the SHA-256 of a status' JSON without its conditions'

@@ -50,7 +50,7 @@ func TestRepeatedWriteOnAStaleCopyIsSkipped(t *testing.T) {
 	if l.repeats(app, sum(first)) {
 		t.Fatal("nothing written yet, yet a repeat")
 	}
-	l.remember(app.UID, "10", sum(first))
+	l.remember(app.UID, "10", "11", sum(first))
 	if !l.repeats(app, sum(st(v1alpha1.WebAppDeploying, now.Add(3*time.Second)))) {
 		t.Error("the same status on the same stale version, a later transition time: not a repeat")
 	}
@@ -61,9 +61,42 @@ func TestRepeatedWriteOnAStaleCopyIsSkipped(t *testing.T) {
 	if l.repeats(app, sum(first)) {
 		t.Error("a newer version of the object counted as a repeat")
 	}
-	l.remember("b", "1", sum(first))
-	l.remember("c", "1", sum(first))
+	l.remember("b", "1", "2", sum(first))
+	l.remember("c", "1", "2", sum(first))
 	if len(l.byUID) > 2 {
 		t.Errorf("the log holds %d objects, more than its limit of 2", len(l.byUID))
+	}
+}
+
+// TestOwnEchoIsTheVersionTheWriteMade checks that the write log tells the
+// echo of its own status write, the version that write made, from every
+// other version of the object and from other objects.
+func TestOwnEchoIsTheVersionTheWriteMade(t *testing.T) {
+	l := &writeLog{byUID: map[types.UID]lastWrite{}, maxLen: 10}
+	app := func(uid types.UID, rv string) *v1alpha1.WebApp {
+		return &v1alpha1.WebApp{ObjectMeta: metav1.ObjectMeta{UID: uid, ResourceVersion: rv}}
+	}
+	if l.made(app("a", "11")) {
+		t.Fatal("nothing written yet, yet an echo")
+	}
+	l.remember("a", "10", "11", [32]byte{1})
+	for _, c := range []struct {
+		obj  *v1alpha1.WebApp
+		want bool
+		what string
+	}{
+		{app("a", "11"), true, "the version the write made"},
+		{app("a", "10"), false, "the version it was written on"},
+		{app("a", "12"), false, "a later version by someone else"},
+		{app("a", ""), false, "an object without a version"},
+		{app("b", "11"), false, "another object with the same version"},
+	} {
+		if got := l.made(c.obj); got != c.want {
+			t.Errorf("%s: an echo = %v, want %v", c.what, got, c.want)
+		}
+	}
+	l.remember("a", "11", "15", [32]byte{2})
+	if l.made(app("a", "11")) {
+		t.Error("the echo of an earlier write still counts after a later one")
 	}
 }

@@ -38,13 +38,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/appconfig"
 	"github.com/steward-dev/steward/internal/apply"
 	"github.com/steward-dev/steward/internal/conditions"
+	"github.com/steward-dev/steward/internal/fieldindex"
 	"github.com/steward-dev/steward/internal/labels"
 	"github.com/steward-dev/steward/internal/metrics"
 	"github.com/steward-dev/steward/internal/priority"
@@ -79,6 +82,10 @@ type Reconciler struct {
 	// StuckPodTimeout is how long a pod may be unable to start before the
 	// WebApp is Degraded; zero means stuckpods.DefaultTimeout.
 	StuckPodTimeout time.Duration
+
+	// pods is the cache's index of pods by their WebApp, set up by
+	// SetupWithManager.
+	pods *fieldindex.Index
 }
 
 // +kubebuilder:rbac:groups=steward.dev,resources=webapps,verbs=get;list;watch
@@ -277,7 +284,7 @@ func mayHaveStuckPods(dep *appsv1.Deployment) bool {
 // start for the stuck pod timeout; see stuckpods.Find.
 func (r *Reconciler) findStuckPods(ctx context.Context, app *v1alpha1.WebApp) (*stuckpods.Problem, time.Duration, error) {
 	pods := &corev1.PodList{}
-	if err := r.Client.List(ctx, pods, client.InNamespace(app.Namespace), client.MatchingLabels(SelectorLabels(app))); err != nil {
+	if err := r.pods.List(ctx, r.Client, pods, app.Namespace, app.Name); err != nil {
 		return nil, 0, fmt.Errorf("listing the pods of WebApp %s: %w", app.Name, err)
 	}
 	p, recheck := stuckpods.Find(pods.Items, stuckpods.OrDefault(r.StuckPodTimeout), time.Now())
@@ -293,6 +300,32 @@ func podToWebApp(_ context.Context, pod client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}}}
 }
 
+// notOwnStatusEcho leaves out the update that brings back the status this
+// process wrote (status.OwnEcho): a WebApp's reconcile derives its status
+// from the spec and the children, never from the status it wrote, so the
+// next reconcile would find nothing to do. In a bulk create that was one
+// reconcile of three per WebApp. An update by anyone else, of the status
+// too, is still enqueued.
+func notOwnStatusEcho() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool { return !status.OwnEcho(e.ObjectNew) }}
+}
+
+// podsIndex is the field index of pods by the WebApp they belong to, by
+// its label. A label selector would go through every cached pod of the
+// namespace for each lookup: with thousands of WebApps in a namespace, a
+// bulk create's first rollouts would cost the operator the square of their
+// number.
+const podsIndex = "metadata.labels." + labels.WebApp
+
+func webAppPods(indexer client.FieldIndexer) *fieldindex.Index {
+	return fieldindex.New(indexer, &corev1.Pod{}, podsIndex, func(o client.Object) []string {
+		if name, ok := o.GetLabels()[labels.WebApp]; ok {
+			return []string{name}
+		}
+		return nil
+	})
+}
+
 // SetupWithManager registers the reconciler, watching WebApps, the children
 // they own and their pods that cannot start (stuckpods.DiagnosisChanged),
 // and the steward_webapps{phase} metric.
@@ -304,10 +337,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		return err
 	}
 	indexer := mgr.GetFieldIndexer()
+	r.pods = webAppPods(indexer)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.WebApp{}, builder.WithPredicates(priority.NotEcho())).
 		Watches(&v1alpha1.WebApp{}, priority.SpecChangesFirst()).
-		Watches(&v1alpha1.WebApp{}, priority.EchoesLast()).
+		Watches(&v1alpha1.WebApp{}, priority.EchoesLast(), builder.WithPredicates(notOwnStatusEcho())).
 		Watches(&v1alpha1.Database{}, handler.EnqueueRequestsFromMapFunc(boundWebApps(reader, databaseBindings(indexer))),
 			builder.WithPredicates(readinessChanged())).
 		Watches(&v1alpha1.Cache{}, handler.EnqueueRequestsFromMapFunc(boundWebApps(reader, cacheBindings(indexer))),

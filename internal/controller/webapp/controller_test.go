@@ -35,11 +35,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/steward-dev/steward/api/v1alpha1"
 	"github.com/steward-dev/steward/internal/apply"
+	"github.com/steward-dev/steward/internal/controller/webapp"
 )
 
 const timeout = 20 * time.Second
@@ -370,6 +373,60 @@ func TestUnchangedReconcileWritesNothing(t *testing.T) {
 	if writes := requests.writesSince(mark, ns); len(writes) != 0 {
 		t.Errorf("reconciling an unchanged WebApp wrote %d times: %v", len(writes), writes)
 	}
+}
+
+// TestOwnStatusEchoIsNotReconciled checks that the echo of the operator's
+// own status write, the version of the WebApp it made, is not enqueued,
+// while a status written by someone else is, and is corrected.
+func TestOwnStatusEchoIsNotReconciled(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	app := createApp(t, ns, "echo", func(a *v1alpha1.WebApp) { a.Spec.Replicas = new(int32(2)) })
+	dep := waitFor(t, named(&appsv1.Deployment{}, ns, "echo"), nil)
+	markDeploymentReady(t, dep)
+	waitFor(t, app, func(a *v1alpha1.WebApp) error {
+		if a.Status.Phase != v1alpha1.WebAppRunning {
+			return fmt.Errorf("phase = %s", a.Status.Phase)
+		}
+		return nil
+	})
+	before := app.DeepCopy()
+
+	// One replica becomes unready; the operator writes that.
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+		t.Fatal(err)
+	}
+	dep.Status.ReadyReplicas, dep.Status.AvailableReplicas = 1, 1
+	if err := k8s.Status().Update(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, app, func(a *v1alpha1.WebApp) error {
+		if a.Status.ReadyReplicas != 1 {
+			return fmt.Errorf("readyReplicas = %d", a.Status.ReadyReplicas)
+		}
+		return nil
+	})
+	echoes := webapp.NotOwnStatusEcho()
+	if echoes.Update(event.UpdateEvent{ObjectOld: before, ObjectNew: app}) {
+		t.Errorf("the echo of the operator's status write (resourceVersion %s) is enqueued", app.ResourceVersion)
+	}
+
+	// Someone else's status write is enqueued and corrected: the operator
+	// writes back what its children show.
+	written := app.DeepCopy()
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"readyReplicas":7}}`))
+	if err := k8s.Status().Patch(ctx, app, patch); err != nil {
+		t.Fatal(err)
+	}
+	if !echoes.Update(event.UpdateEvent{ObjectOld: written, ObjectNew: app}) {
+		t.Errorf("a status written by someone else (resourceVersion %s) is not enqueued", app.ResourceVersion)
+	}
+	waitFor(t, app, func(a *v1alpha1.WebApp) error {
+		if a.Status.ReadyReplicas != 1 {
+			return fmt.Errorf("readyReplicas = %d, want 1 again", a.Status.ReadyReplicas)
+		}
+		return nil
+	})
 }
 
 func TestProgressDeadlineMakesItDegraded(t *testing.T) {
