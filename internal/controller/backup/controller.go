@@ -129,6 +129,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	err = errors.Join(err, err2, err3)
 	ver, err4 := r.reconcileVerify(ctx, b, obs)
 	err = errors.Join(err, err4)
+	if errors.Is(err, errBehind) {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	next := computeStatus(b, obs, dest, runs, now)
 	setVerification(b, &next, ver, now)
 	err = errors.Join(err, r.reconcilePointInTime(ctx, b, &next, now))

@@ -147,12 +147,37 @@ func (r *Reconciler) reconcileDestination(ctx context.Context, b *v1alpha1.Backu
 	if running || len(dest.done) > 0 {
 		return dest, nil
 	}
+	if err := r.current(ctx, b); err != nil {
+		return dest, err
+	}
 	job := &batchv1.Job{}
 	if err := r.applier().Apply(ctx, CheckJob(b, dest.hash, r.InstanceImage), job, b.UID); err != nil {
 		return dest, fmt.Errorf("starting the check of the destination: %w", err)
 	}
 	dest.checking = true
 	return dest, nil
+}
+
+// errBehind is a Job not started because the cache holds an older Backup
+// than the API server: the reconcile is tried again once it caught up.
+var errBehind = errors.New("the cache has not caught up with the Backup yet")
+
+// current returns errBehind unless the API server holds b at the version
+// read from the cache. A check or a verification that finished is recorded
+// in status and its Job deleted, and the cache can show the deletion before
+// the status write: a Job started on the status it holds then would run a
+// second time. Only the Backup's metadata is read, and only before a Job
+// starts.
+func (r *Reconciler) current(ctx context.Context, b *v1alpha1.Backup) error {
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Backup"))
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(b), live); err != nil {
+		return fmt.Errorf("reading Backup %s: %w", b.Name, err)
+	}
+	if live.ResourceVersion != b.ResourceVersion {
+		return errBehind
+	}
+	return nil
 }
 
 // applier applies the Backup's children.

@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -300,5 +301,80 @@ func TestResultsAreReadBeforeTheyAreJudged(t *testing.T) {
 	}
 	if v, err := r.verificationOutcome(context.Background(), job, time.Now()); err != nil || v.Passed || v.Message == "" {
 		t.Errorf("a verification that completed, its pod gone: outcome %+v, error %v: want not passed, saying why", v, err)
+	}
+}
+
+// TestNoJobStartsOnAStaleBackup: the cache can show a finished check or
+// verification Job deleted before it shows the status write that recorded
+// its outcome. A reconcile of that older Backup starts no Job, which would
+// run the check or the verification a second time, but waits for the cache
+// (errBehind); on the Backup the API server holds, the Job starts.
+func TestNoJobStartsOnAStaleBackup(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	stale := &v1alpha1.Backup{
+		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "shop", UID: "backup-uid", ResourceVersion: "10",
+			Annotations: map[string]string{v1alpha1.AnnotationVerifyNow: "now"}},
+		Spec: v1alpha1.BackupSpec{Schedule: "0 2 * * *",
+			Source: v1alpha1.BackupSource{Type: v1alpha1.SourcePostgreSQL,
+				Connection: &v1alpha1.DatabaseConnection{Host: "pg.shop.svc", Database: "orders"}},
+			Destination: v1alpha1.BackupDestination{Type: v1alpha1.DestinationS3, Bucket: "b"}},
+	}
+	hash := destinationHash(stale.Spec.Destination, "", "")
+	recorded := stale.DeepCopy()
+	recorded.ResourceVersion = "11"
+	recorded.Status.DestinationCheck = &v1alpha1.DestinationCheck{Hash: hash, Job: stale.CheckJobName(hash), Passed: true,
+		Reason: v1alpha1.ReasonCheckPassed, CompletionTime: metav1Time(time.Now().Truncate(time.Second))}
+	recorded.Status.LastManualVerification = "now"
+	src := source{conn: jobs.Connection{Host: "pg.shop.svc", Database: "orders"}, image: "postgres:17"}
+
+	jobsIn := func(c client.Client) []string {
+		t.Helper()
+		list := &batchv1.JobList{}
+		if err := c.List(context.Background(), list); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, j := range list.Items {
+			names = append(names, j.Name)
+		}
+		return names
+	}
+
+	live := fake.NewClientBuilder().WithScheme(scheme).WithObjects(recorded.DeepCopy()).Build()
+	r := &Reconciler{Client: live, APIReader: live, InstanceImage: "steward:test", Recorder: events.NewFakeRecorder(10)}
+	b := stale.DeepCopy()
+	if _, err := r.reconcileDestination(context.Background(), b, time.Now()); !errors.Is(err, errBehind) {
+		t.Errorf("the check on a stale Backup: %v, want errBehind", err)
+	}
+	if _, err := r.reconcileVerify(context.Background(), b, observed{src: &src}); !errors.Is(err, errBehind) {
+		t.Errorf("the verification on a stale Backup: %v, want errBehind", err)
+	}
+	if names := jobsIn(live); len(names) > 0 {
+		t.Errorf("Jobs %v started on a stale Backup", names)
+	}
+
+	// The same Backup, as the API server holds it: both Jobs start.
+	fresh := stale.DeepCopy()
+	fresh.ResourceVersion = ""
+	live = fake.NewClientBuilder().WithScheme(scheme).WithObjects(fresh).Build()
+	r = &Reconciler{Client: live, APIReader: live, InstanceImage: "steward:test", Recorder: events.NewFakeRecorder(10)}
+	b = &v1alpha1.Backup{}
+	if err := live.Get(context.Background(), client.ObjectKeyFromObject(stale), b); err != nil {
+		t.Fatal(err)
+	}
+	if dest, err := r.reconcileDestination(context.Background(), b, time.Now()); err != nil || !dest.checking {
+		t.Errorf("the check on a current Backup: checking %v, %v", dest.checking, err)
+	}
+	if ver, err := r.reconcileVerify(context.Background(), b, observed{src: &src}); err != nil || ver.manual != "now" {
+		t.Errorf("the verification on a current Backup: started %q, %v", ver.manual, err)
+	}
+	if names := jobsIn(live); len(names) != 2 {
+		t.Errorf("Jobs %v, want the check and the verification", names)
 	}
 }
