@@ -112,9 +112,10 @@ func computeStatus(c *v1alpha1.Cache, obs observed) v1alpha1.CacheStatus {
 			conditions.True(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d nodes ready", w.Ready, w.Want)),
 			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
 			conditions.False(v1alpha1.ReasonHealthy, ""))
-	case rolledOut && (w.Complete || c.Status.Phase == v1alpha1.CacheRunning || c.Status.Phase == v1alpha1.CacheDegraded) && !scalingUp(c, w):
-		// Every node runs the current spec, yet some are not available: they
-		// crashed or fail their probes after the rollout finished.
+	case rolledOut && (w.Complete || c.Status.Phase == v1alpha1.CacheRunning || c.Status.Phase == v1alpha1.CacheDegraded) && w.Ready < w.Want && !scalingUp(c, w):
+		// Every node runs the current spec, yet some are not ready: they
+		// crashed or fail their probes after the rollout finished. Nodes
+		// ready and not yet available wait out minReadySeconds: progress.
 		msg := fmt.Sprintf("%d of %d nodes available", w.Available, w.Want)
 		st.Phase = v1alpha1.CacheDegraded
 		conditions.Set(&st.Conditions, gen,
@@ -124,6 +125,9 @@ func computeStatus(c *v1alpha1.Cache, obs observed) v1alpha1.CacheStatus {
 	default:
 		reason := notReadyReason(c)
 		progress := fmt.Sprintf("%d of %d nodes updated, %d ready", w.Updated, w.Want, w.Ready)
+		if w.Available < w.Ready {
+			progress += fmt.Sprintf(", %d available", w.Available)
+		}
 		st.Phase = v1alpha1.CacheDeploying
 		conditions.Set(&st.Conditions, gen, conditions.False(reason, progress), conditions.True(reason, progress), conditions.False(v1alpha1.ReasonHealthy, ""))
 	}

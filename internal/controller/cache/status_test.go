@@ -68,6 +68,12 @@ func TestComputeStatus(t *testing.T) {
 		{"node lost after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 3, 2)}, v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonUnavailable},
 		{"scaled up from 2 to 3 nodes, the new one not ready yet", newCache(v1alpha1.EngineRedis, running, func(c *v1alpha1.Cache) { c.Status.Replicas, c.Status.ReadyReplicas = 2, 2 }),
 			observed{workload: statefulSet(3, 3, 2)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
+		{"scaled up from 1 to 3 memcached nodes, all ready, one not yet available", newCache(v1alpha1.EngineMemcached, running),
+			observed{workload: new(rollout.OfDeployment(&appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Name: "sessions", Generation: 2}, Spec: appsv1.DeploymentSpec{Replicas: new(int32(3))},
+				Status: appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 2,
+					Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"}}},
+			}))}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
 		{"rolling out after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(3, 1, 3)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
 		{"scaling up after ready", newCache(v1alpha1.EngineRedis, running), observed{workload: statefulSet(2, 2, 2)}, v1alpha1.CacheDeploying, metav1.ConditionFalse, v1alpha1.ReasonRollingOut},
 		{"problem", newCache(v1alpha1.EngineRedis, running), observed{problem: &conditions.Problem{Reason: v1alpha1.ReasonNameConflict, Message: "taken"}}, v1alpha1.CacheDegraded, metav1.ConditionFalse, v1alpha1.ReasonNameConflict},

@@ -303,9 +303,7 @@ func podToWebApp(_ context.Context, pod client.Object) []reconcile.Request {
 // notOwnStatusEcho leaves out the update that brings back the status this
 // process wrote (status.OwnEcho): a WebApp's reconcile derives its status
 // from the spec and the children, and computed again from the status it
-// just wrote it is the same (TestStatusOfItsOwnEchoIsTheSame has the one
-// exception, a scale-up's pods ready and not yet available, where the
-// echo's reconcile would have made it Degraded for a moment), so the next
+// just wrote it is the same (TestStatusOfItsOwnEchoIsTheSame), so the next
 // reconcile would find nothing to do. In a bulk create that was one
 // reconcile of three per WebApp. An update by anyone else, of the status
 // too, is still enqueued.

@@ -112,6 +112,9 @@ func computeStatus(app *v1alpha1.WebApp, obs observed) v1alpha1.WebAppStatus {
 	}
 
 	progress := fmt.Sprintf("%d of %d pods updated, %d ready", s.Updated, want, s.Ready)
+	if s.Available < s.Ready {
+		progress += fmt.Sprintf(", %d available", s.Available)
+	}
 	switch {
 	case available:
 		st.Phase = v1alpha1.WebAppRunning
@@ -119,9 +122,10 @@ func computeStatus(app *v1alpha1.WebApp, obs observed) v1alpha1.WebAppStatus {
 			conditions.True(v1alpha1.ReasonAvailable, fmt.Sprintf("%d/%d pods ready", s.Ready, want)),
 			conditions.False(v1alpha1.ReasonRolloutComplete, ""),
 			conditions.False(v1alpha1.ReasonHealthy, ""))
-	case rolledOut && s.Complete && !scalingUp(app, s):
-		// Every pod runs the current spec, yet some are not available: they
-		// crashed or fail their probes after the rollout finished.
+	case rolledOut && s.Complete && s.Ready < want && !scalingUp(app, s):
+		// Every pod runs the current spec, yet some are not ready: they
+		// crashed or fail their probes after the rollout finished. Pods
+		// ready and not yet available wait out minReadySeconds: progress.
 		msg := fmt.Sprintf("%d of %d pods available", s.Available, want)
 		st.Phase = v1alpha1.WebAppDegraded
 		conditions.Set(&st.Conditions, gen,
