@@ -164,13 +164,7 @@ func TestDestinationHash(t *testing.T) {
 // with a plain http:// endpoint before the rule (admission refuses a new
 // one) is suspended, and nothing else is applied.
 func TestRefusedEndpointSuspendsTheCronJob(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testScheme(t)
 	b := &v1alpha1.Backup{
 		ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "shop", UID: "backup-uid"},
 		Spec: v1alpha1.BackupSpec{Schedule: "0 2 * * *",
@@ -200,10 +194,7 @@ func TestRefusedEndpointSuspendsTheCronJob(t *testing.T) {
 // cache still holds as running (its final status not arrived yet) has its
 // result read from the API server, not reported as gone.
 func TestTaskResultReadsPastALaggingCache(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testScheme(t)
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "gone-delete", Namespace: "shop", UID: "job-uid"}}
 	pod := func(terminated *corev1.ContainerStateTerminated) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone-delete-x", Namespace: "shop",
@@ -242,13 +233,7 @@ func TestTaskResultReadsPastALaggingCache(t *testing.T) {
 // the delete counts what the pod reported, or -1 when the pod is really
 // gone.
 func TestResultsAreReadBeforeTheyAreJudged(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testScheme(t)
 	b := &v1alpha1.Backup{
 		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "shop", UID: "backup-uid"},
 		Spec: v1alpha1.BackupSpec{
@@ -310,13 +295,7 @@ func TestResultsAreReadBeforeTheyAreJudged(t *testing.T) {
 // run the check or the verification a second time, but waits for the cache
 // (errBehind); on the Backup the API server holds, the Job starts.
 func TestNoJobStartsOnAStaleBackup(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := testScheme(t)
 	stale := &v1alpha1.Backup{
 		ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "shop", UID: "backup-uid", ResourceVersion: "10",
 			Annotations: map[string]string{v1alpha1.AnnotationVerifyNow: "now"}},
@@ -377,4 +356,17 @@ func TestNoJobStartsOnAStaleBackup(t *testing.T) {
 	if names := jobsIn(live); len(names) != 2 {
 		t.Errorf("Jobs %v, want the check and the verification", names)
 	}
+}
+
+// testScheme knows the built-in kinds and Steward's, for fake clients.
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return scheme
 }
