@@ -20,6 +20,8 @@ limitations under the License.
 package rollout
 
 import (
+	"fmt"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -104,6 +106,17 @@ func want(replicas *int32) int32 {
 		return 1
 	}
 	return *replicas
+}
+
+// Progress says how far the rollout of a workload of pods called noun
+// ("pods", "nodes") has come: updated and ready, and, while some ready ones
+// are not yet available (minReadySeconds), how many are.
+func (s State) Progress(noun string) string {
+	p := fmt.Sprintf("%d of %d %s updated, %d ready", s.Updated, s.Want, noun, s.Ready)
+	if s.Available < s.Ready {
+		p += fmt.Sprintf(", %d available", s.Available)
+	}
+	return p
 }
 
 // ScalingUp reports whether a workload lacks ready pods only because more

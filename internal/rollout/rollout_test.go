@@ -109,3 +109,19 @@ func TestOfStatefulSet(t *testing.T) {
 		})
 	}
 }
+
+// TestProgress: the available count is said only while some ready pods are
+// not yet available.
+func TestProgress(t *testing.T) {
+	for _, c := range []struct {
+		s    State
+		want string
+	}{
+		{State{Want: 3, Updated: 2, Ready: 1, Available: 1}, "2 of 3 pods updated, 1 ready"},
+		{State{Want: 3, Updated: 3, Ready: 3, Available: 2}, "3 of 3 pods updated, 3 ready, 2 available"},
+	} {
+		if got := c.s.Progress("pods"); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.s, got, c.want)
+		}
+	}
+}

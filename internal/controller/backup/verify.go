@@ -82,13 +82,13 @@ func (r *Reconciler) reconcileVerify(ctx context.Context, b *v1alpha1.Backup, ob
 		if want := b.Annotations[v1alpha1.AnnotationVerifyNow]; want != "" && want != b.Status.LastManualVerification {
 			job := &batchv1.Job{}
 			err := r.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.ManualVerifyJobName(want)}, job)
-			if client.IgnoreNotFound(err) != nil {
-				return ver, err
+			if apierrors.IsNotFound(err) {
+				// Not started yet, or finished, recorded and deleted: the
+				// Backup as the API server holds it tells which.
+				err = r.current(ctx, b)
 			}
 			if err != nil {
-				if err := r.current(ctx, b); err != nil {
-					return ver, err
-				}
+				return ver, err
 			}
 			if err := r.applier().Apply(ctx, ManualVerifyJob(b, *obs.src, r.InstanceImage, want), job, b.UID); err != nil {
 				return ver, fmt.Errorf("starting the verification asked for: %w", err)

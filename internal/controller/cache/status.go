@@ -124,10 +124,7 @@ func computeStatus(c *v1alpha1.Cache, obs observed) v1alpha1.CacheStatus {
 			conditions.True(v1alpha1.ReasonUnavailable, msg))
 	default:
 		reason := notReadyReason(c)
-		progress := fmt.Sprintf("%d of %d nodes updated, %d ready", w.Updated, w.Want, w.Ready)
-		if w.Available < w.Ready {
-			progress += fmt.Sprintf(", %d available", w.Available)
-		}
+		progress := w.Progress("nodes")
 		st.Phase = v1alpha1.CacheDeploying
 		conditions.Set(&st.Conditions, gen, conditions.False(reason, progress), conditions.True(reason, progress), conditions.False(v1alpha1.ReasonHealthy, ""))
 	}

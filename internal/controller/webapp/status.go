@@ -111,10 +111,7 @@ func computeStatus(app *v1alpha1.WebApp, obs observed) v1alpha1.WebAppStatus {
 		return st
 	}
 
-	progress := fmt.Sprintf("%d of %d pods updated, %d ready", s.Updated, want, s.Ready)
-	if s.Available < s.Ready {
-		progress += fmt.Sprintf(", %d available", s.Available)
-	}
+	progress := s.Progress("pods")
 	switch {
 	case available:
 		st.Phase = v1alpha1.WebAppRunning
